@@ -26,7 +26,7 @@ type corpusCase struct {
 	repo, url     string
 	issue         int
 	culprit, why  string
-	set           string // "rules": read while the signatures were written; "held-out": not
+	set           string // corpusSets
 	native        bool
 	nativeStarted bool
 	holders       []GPUHolder
@@ -34,6 +34,26 @@ type corpusCase struct {
 	serveLog      []byte
 	kernelLog     []byte // nil: none
 }
+
+// corpusSets are the corpus's sets: "rules", the logs read while the
+// signatures were written; "held-out", logs gathered after them and scored
+// before any rule was changed for them; "heldout6", the 66 logs of issue 29's
+// held-out set 6 (61 projects), gathered and labelled from their threads
+// after the rules were frozen at 9c7ebdf, scored then, and absorbed here
+// afterwards. The gatherer had marked every plain engine run `native: yes`;
+// those lines were dropped when the set was copied in, since `native` here is
+// a baseline server without kvcached, whose failures default to infra. One
+// log of the set was left out: huggingface/huggingface_hub#1718's one line is
+// the log of h2ogpt-533-cdn-lfs-timeout.txtar (TestCorpusDistinct), so 65
+// are here.
+var corpusSets = []string{"rules", "held-out", "heldout6"}
+
+// heldout6Floor is how many of set heldout6 the rules frozen at 9c7ebdf
+// classed right, with the facts of the headers, before anyone read the set:
+// 41 of the 66 (no product failure excused), of which the log left out was
+// one, so 40 of the 65 here. A regression floor, not a target; the set's
+// score since is a figure after reading it, not a held-out score.
+const heldout6Floor = 40
 
 // readCorpus reads every entry of dir (txtar files: `key: value` lines,
 // then a `serve.log` file and an optional `kernel.log`).
@@ -112,8 +132,8 @@ func corpusEntry(a *txtar.Archive) (corpusCase, error) {
 		return c, fmt.Errorf("url %q is not issue %d of %s", c.url, c.issue, c.repo)
 	case !slices.Contains([]string{collect.ClassProduct, collect.ClassInfra, collect.ClassHarness}, c.culprit):
 		return c, fmt.Errorf("culprit %q", c.culprit)
-	case c.set != "rules" && c.set != "held-out":
-		return c, fmt.Errorf("set %q: want rules or held-out", c.set)
+	case !slices.Contains(corpusSets, c.set):
+		return c, fmt.Errorf("set %q: want one of %s", c.set, strings.Join(corpusSets, ", "))
 	case len(bytes.TrimSpace(c.serveLog)) == 0 && len(bytes.TrimSpace(c.kernelLog)) == 0:
 		return c, fmt.Errorf("no log lines")
 	}
@@ -122,9 +142,10 @@ func corpusEntry(a *txtar.Archive) (corpusCase, error) {
 
 // TestCorpus runs every real failure log of testdata/corpus through
 // ClassifyLogs, the decision `ci-report classify` and the runner make, and
-// reports the score, apart for the logs held out while the signatures were
-// written. It fails below 95% right, or on any product log classed infra or
-// harness: a kvcached regression must never be blamed on the machine.
+// reports the score of each set (corpusSets). It fails below 95% right on the
+// sets rules and held-out together, below heldout6Floor on heldout6, or on
+// any product log of any set classed infra or harness: a kvcached regression
+// must never be blamed on the machine.
 func TestCorpus(t *testing.T) {
 	cases := readCorpus(t, filepath.Join("testdata", "corpus"))
 	if len(cases) < 60 {
@@ -157,15 +178,18 @@ func TestCorpus(t *testing.T) {
 			t.Errorf("%s: why has %d code points: %q", c.file, n, v.Why)
 		}
 	}
-	for _, set := range []string{"rules", "held-out", ""} {
+	for _, set := range append(slices.Clone(corpusSets), "") {
 		name := set
 		if name == "" {
 			name = "all"
 		}
 		t.Logf("corpus %s: %d of %d right (%.1f%%)", name, right[set], total[set], 100*float64(right[set])/float64(max(total[set], 1)))
 	}
-	if 100*right[""] < 95*total[""] {
-		t.Errorf("%d of %d corpus logs classed right, want at least 95%%", right[""], total[""])
+	if r, n := right["rules"]+right["held-out"], total["rules"]+total["held-out"]; 100*r < 95*n {
+		t.Errorf("%d of %d logs of the sets rules and held-out classed right, want at least 95%%", r, n)
+	}
+	if right["heldout6"] < heldout6Floor {
+		t.Errorf("%d of %d logs of set heldout6 classed right, below the %d the rules frozen at 9c7ebdf had", right["heldout6"], total["heldout6"], heldout6Floor)
 	}
 }
 

@@ -26,6 +26,60 @@ var Families = map[string][]familyLine{
 		{"https://github.com/docker/for-win/issues/23", "docker: Error while pulling image: Get https://index.docker.io/v1/repositories/library/hello-world/images: x509: certificate signed by unknown authority."},
 		{"https://github.com/bestswifter/macbootstrap/issues/38", "curl: (6) Could not resolve host: raw.githubusercontent.com"},
 		{"https://github.com/moparisthebest/static-curl/issues/10", "curl: (6) Could not resolve host: www.baidu.com"},
+		{"https://github.com/conbench/conbench/issues/815", "#10 18.23 pip._vendor.urllib3.exceptions.ReadTimeoutError: HTTPSConnectionPool(host='files.pythonhosted.org', port=443): Read timed out."},
+		{"https://github.com/HuangCongQing/Python/issues/6", "pip._vendor.urllib3.exceptions.ReadTimeoutError: HTTPSConnectionPool(host='files.pythonhosted.org', port=443): Read timed out."},
+		{"https://github.com/OpenHands/OpenHands/issues/1277", "37.65   HTTPSConnectionPool(host='files.pythonhosted.org', port=443): Read timed out."},
+		{"https://github.com/microsoft/graphrag/issues/802", "urllib3.exceptions.ConnectTimeoutError: (<urllib3.connection.HTTPSConnection object at 0x0000022E9B501750>, 'Connection to openaipublic.blob.core.windows.net timed out. (connect timeout=None)')"},
+		{"https://github.com/QwenLM/Qwen-Agent/issues/47", "urllib3.exceptions.ConnectTimeoutError: (<urllib3.connection.HTTPSConnection object at 0x7f04a87fa350>, 'Connection to openaipublic.blob.core.windows.net timed out. (connect timeout=None)')"},
+		{"https://github.com/xtekky/chatgpt-clone/issues/35", `{"_action":"_ask","error":"an error occurred HTTPSConnectionPool(host='ddg-api.herokuapp.com', port=443): Max retries exceeded with url: /search?query=hi&limit=3 (Caused by ConnectTimeoutError(<urllib3.connection.HTTPSConnection object at 0x0000027A0A0FD210>, 'Connection to ddg-api.herokuapp.com timed out. (connect timeout=None)'))","success":false}`},
+	},
+	"model download failed": {
+		{"https://github.com/unslothai/unsloth/issues/2136", `requests.exceptions.ReadTimeout: (ReadTimeoutError("HTTPSConnectionPool(host='cas-bridge.xethub.hf.co', port=443): Read timed out. (read timeout=10)"), '(Request ID: cbfc0695-9330-4b15-a600-2cc8e01e9ab7)')`},
+		{"https://github.com/h2oai/h2ogpt/issues/533", "requests.exceptions.ConnectionError: HTTPSConnectionPool(host='cdn-lfs.huggingface.co', port=443): Read timed out."},
+		{"https://github.com/huggingface/huggingface_hub/issues/1718", "requests.exceptions.ConnectionError: HTTPSConnectionPool(host='cdn-lfs.huggingface.co', port=443): Read timed out."},
+		{"https://github.com/opea-project/GenAIExamples/issues/2237", "requests.exceptions.HTTPError: 401 Client Error: Unauthorized for url: https://huggingface.co/meta-llama/Meta-Llama-3-8B-Instruct/resolve/main/config.json"},
+		{"https://github.com/sgl-project/sglang/issues/14644", "OSError: You are trying to access a gated repo."},
+	},
+	"model not found": {
+		{"https://github.com/boson-ai/higgs-audio/issues/123", "huggingface_hub.errors.RepositoryNotFoundError: 401 Client Error. (Request ID: Root=1-68a1df1f-3274fba05f177c4f00891218;d37ebc83-0dd4-4ea6-b71f-4d08e297cfa1)"},
+		{"https://github.com/dome272/Wuerstchen/issues/11", "OSError: laion/CLIP-ViT-H-14-laion2B-s32B-b79K does not appear to have a file named config.json. Checkout 'https://huggingface.co/laion/CLIP-ViT-H-14-laion2B-s32B-b79K/main' for available files."},
+		{"https://github.com/huggingface/transformers/issues/27954", "codellama/CodeLlama-7b-Instruct-hf does not appear to have a file named config.json"},
+		{"https://github.com/jkwang28/OSDFace/issues/14", "OSError: Error no file named config.json found in directory stabilityai/stable-diffusion-2-1-base."},
+		{"https://github.com/TMElyralab/MuseV/issues/150", "OSError: Error no file named config.json found in directory /data/chw/MuseV-main/configs/model/../../checkpoints/motion/musev_referencenet."},
+		{"https://github.com/gregcmartin/HunyuanVideo_MLX/issues/10", "OSError: Error no file named config.json found in directory ./ckpts/hunyuan-video-t2v-720p/vae."},
+		{"https://github.com/ollama/ollama-python/issues/149", "ollama._types.ResponseError: model 'llama2' not found, try pulling it first"},
+		{"https://github.com/otwld/ollama-helm/issues/61", `{"error":"model 'tinyllama' not found, try pulling it first"}`},
+		{"https://github.com/Quansight/ragna/issues/582", `ragna.core.RagnaException: API call failed, request_method=POST, request_url=http://localhost:11434/api/chat, response_status_code=404, response_content={'error': 'model "mistral" not found, try pulling it first'}`},
+	},
+	"command line refused": {
+		{"https://github.com/vllm-project/vllm/issues/8273", "vllm: error: unrecognized arguments: --config"},
+		{"https://github.com/InternLM/lmdeploy/issues/3277", "lmdeploy: error: unrecognized arguments: --tool-call-parser"},
+		{"https://github.com/facebookresearch/ParlAI/issues/4618", "Parse Error: unrecognized arguments: --search-server http://localhost:8083"},
+		{"https://github.com/facebookresearch/ParlAI/issues/1922", "Parse Error: unrecognized arguments: -n 100"},
+		{"https://github.com/ggml-org/llama.vim/issues/36", "error: invalid argument: -hf"},
+		{"https://github.com/tscibilia/home-ops/pull/3804", "error: invalid argument: --mmap"},
+		{"https://github.com/mozilla-ai/llamafile/issues/936", "error: invalid argument: --tools"},
+		{"https://github.com/StartupHakk/OpenMonoAgent.ai/issues/23", "llama-server  | error: invalid argument: 0.0.0.0"},
+		{"https://github.com/mozilla-ai/llamafile/issues/553", "error: unknown argument: --server"},
+		{"https://github.com/ggml-org/llama.vscode/issues/37", "error: unknown argument: -hf"},
+		{"https://github.com/meta-llama/llama/issues/308", "error: unknown argument: a"},
+		{"https://github.com/go-acme/lego/issues/583", "2018/06/20 11:37:11 flag provided but not defined: -m"},
+		{"https://github.com/spf13/cobra/issues/1701", "Error: unknown flag: --pkg-name"},
+		{"https://github.com/spf13/cobra/issues/731", "Error: unknown flag: --minify"},
+		{"https://github.com/OJ/gobuster/issues/191", "Error:unknown shorthand flag: 'u' in -u"},
+		{"https://github.com/LlamaEdge/Example-LlamaEdge-RAG/issues/1", "error: unexpected argument '--qdrant-url' found"},
+		{"https://github.com/huggingface/text-generation-inference/issues/1456", "error: unexpected argument '--tokenizer-config-path' found"},
+		{"https://github.com/huggingface/text-generation-inference/issues/1451", "error: invalid value 'True' for '--disable-custom-kernels'"},
+		{"https://github.com/samuelvanderwaal/metaboss/issues/75", "error: Found argument '--v2' which wasn't expected, or isn't valid in this context"},
+		{"https://github.com/polaris64/syswall/issues/3", "error: Found argument 'ls -l' which wasn't expected, or isn't valid in this context"},
+	},
+	"image for another CPU architecture": {
+		{"https://github.com/clue/docker-h5ai/issues/9", `standard_init_linux.go:178: exec user process caused "exec format error"`},
+		{"https://github.com/TimothyYe/godns/issues/54", `standard_init_linux.go:211: exec user process caused "exec format error"`},
+		{"https://github.com/monitoror/monitoror/issues/403", "standard_init_linux.go:228: exec user process caused: exec format error"},
+		{"https://github.com/xorbitsai/inference/issues/4256", "exec /usr/local/bin/xinference-local: exec format error"},
+		{"https://github.com/duckdb/duckdb/issues/7255", "-bash: ./duckdb: cannot execute binary file: Exec format error"},
+		{"https://github.com/osa911/archimmich/issues/13", "bash: ./ArchImmich: cannot execute binary file: Exec format error"},
 	},
 	"collective transport error": {
 		{"https://github.com/NVIDIA/nccl/issues/1405", "kp-ddp-worker-0:3468:3905 [4] ib_plugin.c:1615 NCCL WARN NET/IB : Got completion from peer 10.216.210.236<54862> with status=12 opcode=0 len=0 vendor err 129 (Recv) localGid fd00:1148:9000:5000:4:200:3:ff22 remoteGidsfd00:1148:9000:5000:4:200:3:ff1f"},
@@ -80,6 +134,8 @@ var Families = map[string][]familyLine{
 		{"https://github.com/vllm-project/vllm/issues/1769", "Unknown quantization method: gptq. Must be one of ['awq', 'squeezellm']"},
 		{"https://github.com/vllm-project/vllm-omni/issues/2170", "pydantic_core._pydantic_core.ValidationError: 1 validation error for ModelConfig"},
 		{"https://github.com/zai-org/GLM-4/issues/573", "TypeError: AsyncEngineArgs.__init__() got an unexpected keyword argument 'engine_use_ray'"},
+		{"https://github.com/bytedance/UI-TARS/issues/153", ": ArgumentValidation(\"`max_input_tokens`(65537) must be < `max_total_tokens`(65536)\")"},
+		{"https://github.com/vllm-project/vllm/issues/28981", "(APIServer pid=63635) pydantic_core._pydantic_core.ValidationError: 1 validation error for SchedulerConfig"},
 		{"https://github.com/ekinakyurek/marc/issues/8", "TypeError: EngineArgs.__init__() got an unexpected keyword argument 'lora_target_modules'"},
 		{"https://github.com/vllm-project/vllm/issues/9398", "TypeError: EngineArgs.__init__() got an unexpected keyword argument 'num_scheduler_steps'"},
 		{"https://github.com/vllm-project/vllm/issues/1941", "ValueError: torch.bfloat16 is not supported for quantization method awq. Supported dtypes: [torch.float16]"},
@@ -100,6 +156,8 @@ var Families = map[string][]familyLine{
 		{"https://github.com/gitpod-io/gitpod/issues/10607", "failed to create containerd task: failed to create shim task: OCI runtime create failed: runc create failed: unable to create new parent process: namespace path: lstat /proc/0/ns/ipc: no such file or directory: unknown"},
 		{"https://github.com/containerd/containerd/issues/7388", "RunContainerError: failed to create containerd task: failed to create shim task: OCI runtime create failed: runc create failed: unable to create new parent process"},
 		{"https://github.com/yaphetsglhf/issues/issues/64", "Error: failed to create containerd task: OCI runtime create failed"},
+		{"https://github.com/podman-container-tools/podman/issues/16094", "Error: OCI runtime error: error executing hook `/usr/bin/nvidia-container-runtime-hook` (exit code: 1)"},
+		{"https://github.com/ublue-os/bluefin/issues/3454", "Error: OCI runtime error: crun: {\"msg\":\"error executing hook `/usr/bin/nvidia-cdi-hook` (exit code: 1)\",\"level\":\"error\",\"time\":\"2025-10-22T10:04:55.559600Z\"}"},
 	},
 }
 
@@ -139,5 +197,22 @@ func TestFamiliesAcrossProjects(t *testing.T) {
 	retry := `server-1    | 2025-11-18 10:26:53.662346+08:00 - huggingface_hub.utils._http - WARNING - '(MaxRetryError('HTTPSConnectionPool(host=\'huggingface.co\', port=443): Max retries exceeded with url: /Qwen/Qwen3-0.6B/resolve/main/config.json (Caused by NameResolutionError("<urllib3.connection.HTTPSConnection object at 0x72e2e7ca0f10>: Failed to resolve \'huggingface.co\' ([Errno -3] Temporary failure in name resolution)"))'), '(Request ID: 2e3fb3cb-79a7-40a2-b518-4b11e967a69a)')' thrown while requesting HEAD https://huggingface.co/Qwen/Qwen3-0.6B/resolve/main/config.json`
 	if m, ok, _ := FindSignature(strings.NewReader(retry + "\n")); ok {
 		t.Errorf("a retry warning classed by %q", m.Name)
+	}
+	// Not the network's: urllib3's and pip's retry warnings
+	// (v3ucn/llama_index_examples_python3.10#1, packit/ogr#545), a
+	// timeout from a loopback host over HTTPS (stevezau/media_preview_generator#22:
+	// the server under test hanging would read the same), a plain-HTTP one
+	// and CUDA's invalid-argument error (not llama.cpp's refusal): the last
+	// two made up here in the shape requests and PyTorch print them.
+	for _, line := range []string{
+		"WARNING:urllib3.connectionpool:Retrying (Retry(total=1, connect=None, read=None, redirect=None, status=None)) after connection broken by 'ConnectTimeoutError(<urllib3.connection.HTTPSConnection object at 0x000001C558043CA0>, 'Connection to api.openai.com timed out. (connect timeout=600)')': /v1/engines/text-embedding-ada-002/embeddings",
+		`2021-02-23 18:55:03.232427 | test-node | E    WARNING: Retrying (Retry(total=1, connect=None, read=None, redirect=None, status=None)) after connection broken by 'ReadTimeoutError("HTTPSConnectionPool(host='files.pythonhosted.org', port=443): Read timed out. (read timeout=15)")': /packages/7e/83/284c6d3fac2e74532a9f51f908018690709db9af1469cf728574f6be3abf/setuptools_scm_git_archive-1.1-py2.py3-none-any.whl`,
+		"requests.exceptions.ReadTimeout: HTTPSConnectionPool(host='127.0.0.1', port=32400): Read timed out. (read timeout=30)",
+		"requests.exceptions.ReadTimeout: HTTPConnectionPool(host='localhost', port=8000): Read timed out. (read timeout=600)",
+		"RuntimeError: CUDA error: invalid argument",
+	} {
+		if m, ok, _ := FindSignature(strings.NewReader(line + "\n")); ok {
+			t.Errorf("%q classed by %q", line, m.Name)
+		}
 	}
 }

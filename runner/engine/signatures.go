@@ -218,15 +218,27 @@ var Signatures = []Signature{
 		Source: "ci-report's readiness wait (runner/engine Server.WaitReady)",
 	},
 	{
-		Name: "model not found", Class: collect.ClassHarness, What: "a model id or revision the Hub does not have: the plan's",
+		Name: "model not found", Class: collect.ClassHarness, What: "a model id, revision or model file the Hub, the path or the server does not have: the plan's",
 		// huggingface_hub errors.py RepositoryNotFoundError (`Repository Not
 		// Found for url: ...`, boson-ai/higgs-audio#123) and
 		// RevisionNotFoundError; transformers' `... is not a local folder
 		// and is not a valid model identifier listed on
 		// 'https://huggingface.co/models'`. Before the download family: the
-		// Hub answers a missing repo with `401 Client Error` too.
-		Re:     regexp.MustCompile(`RepositoryNotFoundError|Repository Not Found for url|RevisionNotFoundError|Revision Not Found for url|is not a local folder and is not a valid model identifier`),
-		Source: "huggingface_hub errors.py; transformers utils/hub.py",
+		// Hub answers a missing repo with `401 Client Error` too. A model
+		// that is there but lacks its config: transformers' cached_file
+		// (src/transformers/utils/hub.py@d8cb2e01: `<id> does not appear to
+		// have a file named config.json. Checkout ...`, an EntryNotFound
+		// from the Hub or a local folder without it), diffusers'
+		// ConfigMixin.load_config for a local folder
+		// (src/diffusers/configuration_utils.py@72d9bd56: `Error no file
+		// named config.json found in directory <dir>.`; only the model's
+		// config.json: a pipeline's own scheduler_config.json is its code's
+		// path, ixarchakos/try-off-anyone#5); Ollama's server for a model it
+		// has not pulled (ollama/ollama server/routes.go@fb307609, since
+		// #718: `model "x" not found, try pulling it first`, older `'x'`).
+		// Each names a missing model or model file, never a Hub outage.
+		Re:     regexp.MustCompile(`RepositoryNotFoundError|Repository Not Found for url|RevisionNotFoundError|Revision Not Found for url|is not a local folder and is not a valid model identifier|does not appear to have a file named config\.json|Error no file named config\.json found in directory|model ['"][^'"]*['"] not found, try pulling it first`),
+		Source: "huggingface_hub errors.py; transformers utils/hub.py; diffusers configuration_utils.py; Ollama server/routes.go",
 	},
 	{
 		Name: "model download failed", Class: collect.ClassInfra, What: "the Hub refused or timed out: gated repo, 401/403, 429, timeouts",
@@ -242,16 +254,18 @@ var Signatures = []Signature{
 		// Requests for url` (retyped `for URL:` in
 		// huggingface/transformers#34841), urllib3's `HTTPSConnectionPool(host=
 		// 'huggingface.co', port=443): Read timed out` / `Max retries
-		// exceeded` (cdn-lfs.huggingface.co alike). Not a line of
+		// exceeded` (cdn-lfs.huggingface.co alike, and the Hub's hf.co hosts:
+		// its Xet storage `cas-bridge.xethub.hf.co`, unslothai/unsloth#2136).
+		// Not a line of
 		// http_backoff's retry warnings (utils/_http.py@HEAD: `'<err>'
 		// thrown while requesting <method> <url>`, `Retrying in 1s [Retry
 		// 1/5].`): a retry that then succeeds is no failure.
-		Re:     regexp.MustCompile(`cannot find the requested files in the local cache|LocalEntryNotFoundError|GatedRepoError|HfHubHTTPError|You are trying to access a gated repo|Cannot access gated repo|We couldn't connect to 'https://huggingface\.co'|(?:401|403|429|5\d\d) (?:Client|Server) Error(?:\. \(Request ID:|: .*for (?:url|URL): https://(?:[\w-]+\.)*(?:huggingface|hf)\.co)|HTTPSConnectionPool\(host='(?:[\w-]+\.)*huggingface\.co'`),
+		Re:     regexp.MustCompile(`cannot find the requested files in the local cache|LocalEntryNotFoundError|GatedRepoError|HfHubHTTPError|You are trying to access a gated repo|Cannot access gated repo|We couldn't connect to 'https://huggingface\.co'|(?:401|403|429|5\d\d) (?:Client|Server) Error(?:\. \(Request ID:|: .*for (?:url|URL): https://(?:[\w-]+\.)*(?:huggingface|hf)\.co)|HTTPSConnectionPool\(host='(?:[\w-]+\.)*(?:huggingface|hf)\.co'`),
 		Unless: regexp.MustCompile(`thrown while requesting|Retrying in \d`),
 		Source: "huggingface_hub file_download.py, errors.py, utils/_http.py; transformers utils/hub.py; requests; urllib3",
 	},
 	{
-		Name: "network or name resolution failed", Class: collect.ClassInfra, What: "DNS, TLS verification, an unreachable network",
+		Name: "network or name resolution failed", Class: collect.ClassInfra, What: "DNS, TLS verification, an unreachable network, a remote host timing out over HTTPS",
 		// getaddrinfo's EAI_AGAIN as Python prints it, `socket.gaierror:
 		// [Errno -3] Temporary failure in name resolution`
 		// (huggingface/huggingface_hub#1689, medialab/minet#636), EAI_NONAME
@@ -267,11 +281,40 @@ var Signatures = []Signature{
 		// certificate errors (`dial tcp: lookup <host> on <server>: ...`,
 		// `x509: certificate signed by unknown authority`, as Docker prints
 		// them: docker/for-win#23) and curl's `Could not resolve host`.
-		// Never a refused or reset connection: the server under test dying
-		// gives its client those.
-		Re:     regexp.MustCompile(`Temporary failure in name resolution|Name or service not known|getaddrinfo failed|CERTIFICATE_VERIFY_FAILED|\[Errno 101\] Network is unreachable|\[Errno 113\] No route to host|dial tcp: lookup |x509: certificate |Could(?: not|n't) resolve (?:host|proxy)`),
-		Unless: regexp.MustCompile(`thrown while requesting|Retrying in \d`),
-		Source: "getaddrinfo gai_strerror; OpenSSL via CPython ssl; strerror(ENETUNREACH, EHOSTUNREACH); Go net, crypto/x509; curl",
+		// urllib3's timeouts to a remote host over HTTPS
+		// (src/urllib3/connectionpool.py@266b347d: ReadTimeoutError
+		// `HTTPSConnectionPool(host='files.pythonhosted.org', port=443):
+		// Read timed out.`, conbench/conbench#815; connection.py's
+		// ConnectTimeoutError `(<urllib3.connection.HTTPSConnection object
+		// at 0x...>, 'Connection to <host> timed out. ...')`,
+		// microsoft/graphrag#802): a package index, a registry, an API.
+		// Never a refused or reset connection, nor a timeout from a plain
+		// HTTP connection or a loopback host: the server under test dying
+		// or hanging gives its client those. Never a retry warning
+		// (huggingface_hub's, as there; urllib3's and pip's `Retrying
+		// (Retry(total=...)) after connection broken by ...`,
+		// packit/ogr#545): a retry that then succeeds is no failure.
+		Re:     regexp.MustCompile(`Temporary failure in name resolution|Name or service not known|getaddrinfo failed|CERTIFICATE_VERIFY_FAILED|\[Errno 101\] Network is unreachable|\[Errno 113\] No route to host|dial tcp: lookup |x509: certificate |Could(?: not|n't) resolve (?:host|proxy)|HTTPSConnectionPool\(host='[^']*', port=\d+\): Read timed out|ConnectTimeoutError:? ?\(<(?:[\w.]+\.)?urllib3\.connection\.HTTPSConnection object`),
+		Unless: regexp.MustCompile(`thrown while requesting|Retrying in \d|Retrying \(Retry\(|host='(?:localhost|127\.[\d.]+|0\.0\.0\.0|::1)'|Connection to (?:localhost|127\.[\d.]+|0\.0\.0\.0) timed out`),
+		Source: "getaddrinfo gai_strerror; OpenSSL via CPython ssl; strerror(ENETUNREACH, EHOSTUNREACH); Go net, crypto/x509; curl; urllib3 timeouts",
+	},
+	{
+		Name: "image for another CPU architecture", Class: collect.ClassHarness, What: "an image or binary built for another CPU architecture than the machine's: the workflow chose what the machine cannot run",
+		// The kernel's ENOEXEC for a binary of another architecture, as runc
+		// words it starting the container's process: older runc
+		// `standard_init_linux.go:178: exec user process caused "exec format
+		// error"` (clue/docker-h5ai#9, TimothyYe/godns#54; later `caused:
+		// exec format error`, monitoror/monitoror#403), newer runc's
+		// os.PathError from system.Exec (libcontainer/standard_init_linux.go@
+		// 02120488: `exec /usr/local/bin/xinference-local: exec format
+		// error`, xorbitsai/inference#4256); Go's syscall.ENOEXEC text is the
+		// lower-case `exec format error`, glibc's strerror(ENOEXEC) the
+		// shell's `cannot execute binary file: Exec format error`
+		// (duckdb/duckdb#7255). A harness family ahead of the container
+		// families, which would take runc's line inside `OCI runtime
+		// create failed` for the runtime's: the image is the plan's choice.
+		Re:     regexp.MustCompile(`[Ee]xec format error`),
+		Source: "runc libcontainer standard_init_linux.go; Go syscall ENOEXEC; glibc strerror(ENOEXEC)",
 	},
 	{
 		Name: "container command not found", Class: collect.ClassInfra, What: "a container whose command does not exist in its image",
@@ -285,7 +328,7 @@ var Signatures = []Signature{
 		Source: "runc libcontainer; Go os/exec LookPath",
 	},
 	{
-		Name: "image pull or container failed", Class: collect.ClassInfra, What: "docker pull, docker exec, the NVIDIA container hook",
+		Name: "image pull or container failed", Class: collect.ClassInfra, What: "docker pull, docker exec, the NVIDIA container hook (Docker's, podman's, CRI-O's)",
 		// The Docker client's fmt.Errorf("Error response from daemon: %s",
 		// ...) (moby client), which `docker pull` (`pull access denied`,
 		// `manifest unknown`, `toomanyrequests`) and a `docker exec` into a
@@ -294,13 +337,18 @@ var Signatures = []Signature{
 		// `could not select device driver "" with capabilities: [[gpu]]`;
 		// the OCI runtime's failure to create or start one under containerd
 		// or Kubernetes (`failed to create shim task: OCI runtime create
-		// failed: ...`, gitpod-io/gitpod#10607). After the command family,
-		// whose runc lines say `OCI runtime exec failed` too.
-		Re:     regexp.MustCompile(`Error response from daemon: |toomanyrequests: You have reached your pull rate limit|nvidia-container-cli: [a-z]+ error|could not select device driver|OCI runtime (?:create|start) failed|failed to create shim task`),
-		Source: "moby/docker client request errors; NVIDIA libnvidia-container; containerd, runc",
+		// failed: ...`, gitpod-io/gitpod#10607). The NVIDIA hook failing
+		// under podman or CRI-O, whose runtime crun words it
+		// (src/libcrun/container.c@c0011b8d: `error executing hook `%s`
+		// (exit code: %d)`): `/usr/bin/nvidia-container-runtime-hook`
+		// (podman-container-tools/podman#16094) or the CDI hook
+		// `/usr/bin/nvidia-cdi-hook` (ublue-os/bluefin#3454). After the
+		// command family, whose runc lines say `OCI runtime exec failed` too.
+		Re:     regexp.MustCompile("Error response from daemon: |toomanyrequests: You have reached your pull rate limit|nvidia-container-cli: [a-z]+ error|could not select device driver|OCI runtime (?:create|start) failed|failed to create shim task|error executing hook `[^`]*/nvidia-(?:container-runtime-hook|container-toolkit|cdi-hook)`"),
+		Source: "moby/docker client request errors; NVIDIA libnvidia-container; containerd, runc; crun hooks",
 	},
 	{
-		Name: "engine arguments refused", Class: collect.ClassHarness, What: "the engine's own validation of the arguments the plan gave it against the model and the GPU",
+		Name: "engine arguments refused", Class: collect.ClassHarness, What: "the engine's own validation of the arguments the plan gave it against the model and the GPU (vLLM's config classes, TGI's launcher)",
 		// vLLM's config classes check the arguments against the model's
 		// config and the GPU and raise ValueError; as pydantic dataclasses
 		// (vllm/config/model.py@18ec6629) they report it as `ValidationError:
@@ -315,10 +363,14 @@ var Signatures = []Signature{
 		// quantization the GPU lacks, compressed-tensors' RuntimeError
 		// included; a quantization method or its dtype the engine does not
 		// take (`Unknown quantization method: gptq`, same file); EngineArgs
-		// given a keyword it lacks (vllm-project/vllm#9398). Real lines of
-		// each in TestFamiliesAcrossProjects.
-		Re:     regexp.MustCompile(`User-specified max_model_len \(\d+\) is greater than the derived max_model_len|Bfloat16 is only supported on GPUs with compute capability of at least 8\.0|Total number of (?:attention heads|hidden layers) \(\d+\) must be divisible by (?:tensor|pipeline) parallel size|The quantization method \S+ is not supported for the current GPU|Quantization scheme is not supported for|Unknown quantization method: |is not supported for quantization method \S+\. Supported dtypes|\d+ validation errors? for (?:Model|Parallel|Scheduler|Load|Device|Speculative|LoRA)Config\b|EngineArgs\.__init__\(\) got an unexpected keyword argument`),
-		Source: "vLLM config classes' validation (vllm/config/*.py), EngineArgs",
+		// given a keyword it lacks (vllm-project/vllm#9398). TGI's launcher
+		// checks its arguments the same way before it starts a shard
+		// (launcher/src/main.rs@db931fcf LauncherError::ArgumentValidation,
+		// which main's Result prints as `Error: ArgumentValidation("`max_input_tokens`(65537)
+		// must be < `max_total_tokens`(65536)")`, bytedance/UI-TARS#153).
+		// Real lines of each in TestFamiliesAcrossProjects.
+		Re:     regexp.MustCompile(`User-specified max_model_len \(\d+\) is greater than the derived max_model_len|Bfloat16 is only supported on GPUs with compute capability of at least 8\.0|Total number of (?:attention heads|hidden layers) \(\d+\) must be divisible by (?:tensor|pipeline) parallel size|The quantization method \S+ is not supported for the current GPU|Quantization scheme is not supported for|Unknown quantization method: |is not supported for quantization method \S+\. Supported dtypes|\d+ validation errors? for (?:Model|Parallel|Scheduler|Load|Device|Speculative|LoRA)Config\b|EngineArgs\.__init__\(\) got an unexpected keyword argument|\bArgumentValidation\("`),
+		Source: "vLLM config classes' validation (vllm/config/*.py), EngineArgs; TGI launcher ArgumentValidation",
 	},
 	{
 		Name: "model not supported by the image", Class: collect.ClassHarness, What: "a model whose architecture the image's engine or transformers does not know, or that needs trust_remote_code",
@@ -338,13 +390,34 @@ var Signatures = []Signature{
 		Source: "vLLM/SGLang model registry; transformers configuration_auto.py, dynamic_module_utils.py",
 	},
 	{
-		Name: "command line refused", Class: collect.ClassHarness, What: "the engine's argparse refused the command line the plan built",
+		Name: "command line refused", Class: collect.ClassHarness, What: "the engine's argument parser refused the command line the plan built",
 		// argparse ArgumentParser.error: `vllm: error: unrecognized
 		// arguments: --config` (vllm-project/vllm#8273), `error: argument
 		// --dtype: invalid choice: ...`, `error: the following arguments
-		// are required: ...`.
-		Re:     regexp.MustCompile(`error: unrecognized arguments:|error: argument [^ :]+: invalid |error: the following arguments are required:`),
-		Source: "CPython argparse ArgumentParser.error",
+		// are required: ...`; its subclasses that reword the prefix, as
+		// ParlAI's ParlaiParser.error (parlai/core/params.py@a29567f7:
+		// `Parse Error: unrecognized arguments: ...`,
+		// facebookresearch/ParlAI#4618). The other parsers an engine's
+		// command line meets: llama.cpp's common_params_parse_ex
+		// (common/arg.cpp@0017d6fb: `error: invalid argument: -hf`,
+		// ggml-org/llama.vim#36), its older gpt_params_parse and
+		// llamafile's copy (`error: unknown argument: --server`,
+		// mozilla-ai/llamafile#553), at a line's start or after a compose
+		// prefix (`name  | `: `CUDA error: invalid argument` is not one);
+		// Go's flag package (src/flag/flag.go@b3e36364 parseOne: `flag
+		// provided but not defined: -m`, go-acme/lego#583); spf13/pflag,
+		// which cobra uses (errors.go@5fdac2d1: `unknown flag: --x`,
+		// `unknown shorthand flag: 'u' in -u`, spf13/cobra#1701); clap 4
+		// (clap_builder/src/error/format.rs@6982fb1c: `error: unexpected
+		// argument '--x' found`, `error: invalid value 'True' for
+		// '--disable-custom-kernels'`, huggingface/text-generation-inference#1456,
+		// #1451) and clap 2/3 (src/error/mod.rs@v3.2.25: `error: Found
+		// argument '--v2' which wasn't expected, or isn't valid in this
+		// context`). The runner checks every flag against the engine's
+		// --help before a server starts (inputs_accepted), so a refusal at
+		// start-up is the harness's too.
+		Re:     regexp.MustCompile(`[Ee]rror: unrecognized arguments:|error: argument [^ :]+: invalid |error: the following arguments are required:|(?:^|\| )error: (?:invalid|unknown) argument: |flag provided but not defined: -|unknown flag: --|unknown shorthand flag: '|error: unexpected argument '[^']*' found|error: invalid value '[^']*' for '-|error: Found argument '[^']*' which wasn't expected`),
+		Source: "CPython argparse ArgumentParser.error; llama.cpp common/arg.cpp; Go flag; spf13/pflag; clap",
 	},
 	{
 		Name: "kvcached disabled itself", Class: collect.ClassHarness, What: "kvcached's integration guard refused the engine's version: the plan paired an image kvcached does not support",
