@@ -294,7 +294,7 @@ func ownership(ev evidence) (Verdict, bool) {
 		switch {
 		case !ok:
 		case placeholderModelID(id):
-			return Verdict{Class: ev.defaultClass(), Why: "the Hub refused model id " + strconv.Quote(text.CutLine(id, 24)) + ", not a model id", By: collect.ClassBySignature}, true
+			return Verdict{Class: ev.defaultClass(), Why: "refused model id " + strconv.Quote(text.CutLine(id, 24)) + ", not a model id", By: collect.ClassBySignature}, true
 		case len(f.PlanModels) > 0 && !slices.ContainsFunc(f.PlanModels, func(m string) bool { return strings.EqualFold(m, id) }):
 			return Verdict{Class: ev.defaultClass(), Why: "asked for " + text.CutLine(id, 40) + ", not the plan's model", By: collect.ClassByFact}, true
 		}
@@ -327,13 +327,18 @@ var boundPortRE = regexp.MustCompile(`\('[^']*', (\d+)\)|addr='[a-z]+://[^']*:(\
 // valid model identifier`, `<id> is not a local folder or a valid repository
 // name`: cached_files and has_file in transformers
 // src/transformers/utils/hub.py@00511f2b9775; a path the plan did not give
-// is the serving software's), with ok false when line holds none.
+// is the serving software's), or the id or path of the other refusals of the
+// model-not-found family that name it (`<path> does not appear to have a file
+// named config.json`, `Error no file named config.json found in directory
+// <path>.`, Ollama's `model '<id>' not found, try pulling it first`: the
+// family's sources in runner/engine/signatures.go), with ok false when line
+// holds none.
 func hubModelID(line string) (string, bool) {
 	m := hubModelRE.FindStringSubmatch(line)
 	if m == nil {
 		return "", false
 	}
-	id := cmp.Or(m[1], m[2], m[3])
+	id := cmp.Or(m[1], m[2], m[3], m[4], m[5], m[6])
 	return strings.TrimSuffix(id, "/"), true
 }
 
@@ -341,7 +346,9 @@ func hubModelID(line string) (string, bool) {
 // `{endpoint}/{repo_id}/resolve/{revision}/{filename}` and hf_api.py model_info's
 // `{endpoint}/api/models/{repo_id}` + `/revision/{revision}`); an id is one
 // or two path segments.
-var hubModelRE = regexp.MustCompile(`huggingface\.co/api/models/((?:[^/\s?'"]+/)?[^/\s?'"]*)(?:/revision|/tree|['"\s]|$)|huggingface\.co/((?:[^/\s?'"]+/)?[^/\s?'"]+)/resolve/|(?:^|[\s:'"])([^\s'"]+) is not a local folder (?:and is not a valid model identifier|or a valid repository name)`)
+var hubModelRE = regexp.MustCompile(`huggingface\.co/api/models/((?:[^/\s?'"]+/)?[^/\s?'"]*)(?:/revision|/tree|['"\s]|$)|huggingface\.co/((?:[^/\s?'"]+/)?[^/\s?'"]+)/resolve/|(?:^|[\s:'"])([^\s'"]+) is not a local folder (?:and is not a valid model identifier|or a valid repository name)` +
+	`|(?:^|[\s:'"])([^\s'"]+) does not appear to have a file named config\.json|no file named config\.json found in directory ([^\s'"]*?)\.?(?:\s|$)` +
+	`|model ['"]([^'"]*)['"] not found, try pulling it first`)
 
 // placeholderModelID reports whether id is no model id at all: empty, or
 // what a program prints for a missing value.
