@@ -64,7 +64,12 @@ func TestSubreaperKeepsOrphansTheRuns(t *testing.T) {
 
 	type sweepSeen struct{ left, reaped []int }
 	sweeps := make(chan sweepSeen, 64)
-	sweepHook = func(left, reaped []int) { sweeps <- sweepSeen{left, reaped} }
+	sweepHook = func(left, reaped []int) {
+		select { // never block the reaper: stop waits for it
+		case sweeps <- sweepSeen{left, reaped}:
+		default:
+		}
+	}
 	stop := Subreap()
 	t.Cleanup(func() { sweepHook = nil })
 	stopped := false
