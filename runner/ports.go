@@ -158,7 +158,9 @@ func logAddressInUse(path string, from int64) (port int, inUse bool) {
 
 // notePortHolder measures whose the port was that a server could not bind
 // when its start failed with err (docs/runner.md §5.10, port-holder), against
-// the case's servers and the cgroups the run learned as its containers'. For
+// the case's servers, the runner's descendants (the run's processes, however
+// they left their group: Run makes the runner a child subreaper) and the
+// cgroups the run learned as its containers'. For
 // a server that did not start (s nil) only a refused --port counts; for one
 // that did, only a log naming a bind failure (a slow server holds its own
 // port). A foreign holder found once stays.
@@ -177,7 +179,7 @@ func (c *Case) notePortHolder(s *Server, port int, err error) {
 	for _, x := range c.startedServers() {
 		servers = append(servers, x.Server)
 	}
-	whose := engine.PortOwner(port, servers, c.R.procs.learned())
+	whose := engine.PortOwner(port, servers, c.R.procs.learned(), os.Getpid())
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	if whose != "" && c.portHolder != HeldForeign {

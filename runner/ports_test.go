@@ -224,3 +224,23 @@ func TestPortClashesInTheDetail(t *testing.T) {
 		t.Fatalf("server_ready %q, clashes %q; want the %d starts said", detail, l.PortClashes, portAttempts)
 	}
 }
+
+// TestOrphanPortHolderIsTheCases (issue 29): the simulated engine's own child
+// leaves its session, outlives the server and holds the address the engine
+// then fails to bind (the fault orphan-holds-port: pyzmq's `Address already
+// in use (addr='tcp://127.0.0.1:N')`). It was reparented to init, no longer
+// the runner's descendant, and the port clash was blamed on the machine;
+// with the runner a child subreaper it stays the run's: port-holder=case,
+// and the kvcached case is the case's by that fact (an address the engine
+// chose itself), not infra.
+func TestOrphanPortHolderIsTheCases(t *testing.T) {
+	t.Parallel()
+	out, _ := serverSim(t, "smoke", []string{"vllm-qwen05b-kv_c1"}, "orphan-holds-port", context.Background(), nil)
+	res := caseNamed(t, out, "vllm-qwen05b-kv_c1")
+	if res.Class != collect.ClassProduct || res.ClassBy != collect.ClassByFact || !strings.Contains(res.ClassWhy, "it chose itself; no foreign holder") {
+		t.Errorf("class %q by %q (%s), want product by fact: a port the engine chose itself, no foreign holder", res.Class, res.ClassBy, res.ClassWhy)
+	}
+	if res.Machine == nil || !slices.Contains(res.Machine.Facts, "port-holder=case") {
+		t.Errorf("machine %+v, want the fact port-holder=case", res.Machine)
+	}
+}

@@ -17,6 +17,7 @@ import (
 
 	"github.com/ovg-project/ci-report/collect"
 	"github.com/ovg-project/ci-report/internal/text"
+	"github.com/ovg-project/ci-report/runner/engine"
 	"github.com/ovg-project/ci-report/runner/gpu"
 )
 
@@ -39,6 +40,9 @@ func (r *Runner) Run(ctx context.Context) (*Outcome, error) {
 	if err := r.defaults(); err != nil {
 		return nil, err
 	}
+	// Every process the run starts stays the runner's descendant, however it
+	// detaches, until it exits: whose a port or an OOM victim is (§5.10).
+	defer engine.Subreap()()
 	if err := r.openKernelLog(); err != nil {
 		return nil, err
 	}

@@ -156,7 +156,7 @@ func TestPortOwnerBehindPrefix(t *testing.T) {
 		{"a holder that cannot be seen", 18004, wrapper, ours, ""},
 		{"nothing listening", 18005, wrapper, ours, ""},
 	} {
-		if got := portOwner(root, tc.port, nil, tc.groups, tc.cgroups); got != tc.want {
+		if got := portOwner(root, tc.port, nil, tc.groups, tc.cgroups, 0); got != tc.want {
 			t.Errorf("%s: portOwner(%d, %v, %v) = %q, want %q", tc.why, tc.port, tc.groups, tc.cgroups, got, tc.want)
 		}
 	}

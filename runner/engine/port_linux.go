@@ -78,13 +78,17 @@ func portHolders(port, pgid int) (holders []portHolder, listeners int, err error
 // there, the socket tables cannot be read, or a holder cannot be seen
 // (another user's process) and none is foreign. A holder is the case's
 // when Whose says so against the process groups of servers, the case's
-// started servers; or, behind an exec prefix, when it is of a group (or is
-// the pid) a server's wrapper reported, in a PID namespace below /proc's
-// (remoteGroup.has), or its cgroup is one of cgroups, those the run learned
-// as its containers' (the runner's case watch; cgroup-v2.rst, see Cgroup).
-// The tables are those of the runner's network namespace: a container with
-// one of its own has its listeners elsewhere, so unknown.
-func PortOwner(port int, servers []*Server, cgroups map[string]bool) string {
+// started servers; when it descends from runner (the runner's pid, 0 none),
+// a process the run started, however it left its group and session (the
+// runner is a child subreaper, Subreap, so an orphan of its tree stays in
+// it; runner itself is not one it started); or, behind an exec prefix, when
+// it is of a group (or is the pid) a server's wrapper reported, in a PID
+// namespace below /proc's (remoteGroup.has), or its cgroup is one of
+// cgroups, those the run learned as its containers' (the runner's case
+// watch; cgroup-v2.rst, see Cgroup). The tables are those of the runner's
+// network namespace: a container with one of its own has its listeners
+// elsewhere, so unknown.
+func PortOwner(port int, servers []*Server, cgroups map[string]bool, runner int) string {
 	var pgids []int
 	var groups []remoteGroup
 	for _, s := range servers {
@@ -93,11 +97,12 @@ func PortOwner(port int, servers []*Server, cgroups map[string]bool) string {
 			groups = append(groups, g)
 		}
 	}
-	return portOwner(procFS, port, pgids, groups, cgroups)
+	return portOwner(procFS, port, pgids, groups, cgroups, runner)
 }
 
-// portOwner is PortOwner on the /proc at root (Whose reads /proc itself).
-func portOwner(root string, port int, pgids []int, groups []remoteGroup, cgroups map[string]bool) string {
+// portOwner is PortOwner on the /proc at root (Whose and Under read /proc
+// themselves).
+func portOwner(root string, port int, pgids []int, groups []remoteGroup, cgroups map[string]bool, runner int) string {
 	inodes, err := listenInodes(root, port)
 	if err != nil || len(inodes) == 0 {
 		return ""
@@ -110,7 +115,8 @@ func portOwner(root string, port int, pgids []int, groups []remoteGroup, cgroups
 			_, levels := nsLast(root, pid, "NSpid:")
 			inPrefix = levels > 1 && slices.ContainsFunc(groups, func(g remoteGroup) bool { return g.has(root, pid) })
 		}
-		return inPrefix || cgroups[cgroupOf(root, pid)] || Whose(pid, pgids) == HeldByCase
+		return inPrefix || cgroups[cgroupOf(root, pid)] || Whose(pid, pgids) == HeldByCase ||
+			(runner > 0 && pid != runner && Under(pid, runner) == HeldByCase)
 	}
 	seen, foreign := map[uint64]bool{}, false
 	eachProc(root, func(pid int, state byte, _, _ int) bool {

@@ -4,9 +4,14 @@ import (
 	"bytes"
 	"os"
 	"os/exec"
+	"os/signal"
 	"slices"
 	"strconv"
+	"strings"
+	"sync"
 	"syscall"
+
+	"golang.org/x/sys/unix"
 )
 
 // startGroup starts argv as the leader of a new process group with stdout
@@ -148,4 +153,148 @@ func Tree(root int) []int {
 	}
 	slices.Sort(out)
 	return out
+}
+
+// The runner as child subreaper (prctl(2) PR_SET_CHILD_SUBREAPER,
+// https://man7.org/linux/man-pages/man2/prctl.2.html):
+// an orphan among its descendants, a server's worker that called setsid()
+// and whose parent exited, is reparented to the runner instead of init
+// (proc(5)'s PPid then names the runner), so every process the run started
+// stays its descendant until it exits and Under and Tree keep counting it.
+// The runner then has to reap the orphans it inherits, and must never reap
+// a child os/exec will wait for (exec.Cmd.Wait would lose its status to
+// ECHILD): since Go 1.23 os.StartProcess makes each child with a pidfd
+// (clone's CLONE_PIDFD, os/pidfd_linux.go) that its os.Process holds until
+// Wait reaps the child or Release gives it up, so a child with no pidfd open
+// in this process is one nobody will wait for.
+var subreaper struct {
+	mu   sync.Mutex
+	runs int           // Subreap calls not yet stopped
+	done chan struct{} // closed to stop the reaper
+	gone chan struct{} // closed when the reaper returned
+}
+
+// sweepHook, when set (tests), is told after each sweep of the zombie
+// children left for os/exec (a pidfd holds them) and of those reaped.
+var sweepHook func(left, reaped []int)
+
+// Subreap makes this process a child subreaper for as long as a run needs
+// it and reaps, at each SIGCHLD, the zombie children no os.Process holds.
+// stop ends that for this caller: the last one's stop clears the attribute,
+// stops the reaper and reaps once more. Where os/exec holds no pidfd for its
+// children (a kernel before 5.4, a seccomp filter), nothing is changed, as a
+// child could not be told from an orphan.
+func Subreap() (stop func()) {
+	s := &subreaper
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.runs == 0 {
+		if !pidfdsHeld() || unix.Prctl(unix.PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0) != nil {
+			return func() {}
+		}
+		s.done, s.gone = make(chan struct{}), make(chan struct{})
+		sig := make(chan os.Signal, 1)
+		signal.Notify(sig, syscall.SIGCHLD)
+		go reap(sig, s.done, s.gone)
+	}
+	s.runs++
+	var once sync.Once
+	return func() {
+		once.Do(func() {
+			s.mu.Lock()
+			defer s.mu.Unlock()
+			if s.runs--; s.runs == 0 {
+				unix.Prctl(unix.PR_SET_CHILD_SUBREAPER, 0, 0, 0, 0)
+				close(s.done)
+				<-s.gone
+			}
+		})
+	}
+}
+
+// reap sweeps at each signal on sig until done is closed, then once more.
+func reap(sig chan os.Signal, done, gone chan struct{}) {
+	defer close(gone)
+	defer signal.Stop(sig)
+	for {
+		select {
+		case <-sig:
+			sweep()
+		case <-done:
+			sweep()
+			return
+		}
+	}
+}
+
+// sweep reaps this process's zombie children that no pidfd of this process
+// names. The children are read before the pidfds: a child os/exec started
+// has its pidfd from its birth until Wait has reaped it, so one without is
+// either not os/exec's or already reaped (wait4 then fails with ECHILD).
+func sweep() {
+	self := os.Getpid()
+	var zombies []int
+	eachProc(procFS, func(pid int, state byte, ppid, _ int) bool {
+		if ppid == self && state == 'Z' {
+			zombies = append(zombies, pid)
+		}
+		return true
+	})
+	var left, reaped []int
+	if len(zombies) > 0 {
+		held := pidfdPids()
+		for _, pid := range zombies {
+			if held[pid] {
+				left = append(left, pid)
+				continue
+			}
+			var ws unix.WaitStatus
+			if got, err := unix.Wait4(pid, &ws, unix.WNOHANG, nil); err == nil && got == pid {
+				reaped = append(reaped, pid)
+			}
+		}
+	}
+	if sweepHook != nil {
+		sweepHook(left, reaped)
+	}
+}
+
+// pidfdPids is the set of processes a pidfd open in this process names: its
+// /proc/self/fd links to `anon_inode:[pidfd]` (`pidfd:[...]` with pidfs) and
+// the `Pid:` line of their /proc/self/fdinfo (proc(5)).
+func pidfdPids() map[int]bool {
+	out := map[int]bool{}
+	ents, err := os.ReadDir(procFS + "/self/fd")
+	if err != nil {
+		return out
+	}
+	for _, e := range ents {
+		if link, err := os.Readlink(procFS + "/self/fd/" + e.Name()); err != nil || !strings.Contains(link, "pidfd") {
+			continue
+		}
+		info, err := os.ReadFile(procFS + "/self/fdinfo/" + e.Name())
+		if err != nil {
+			continue
+		}
+		for line := range strings.Lines(string(info)) {
+			if v, ok := strings.CutPrefix(line, "Pid:"); ok {
+				if pid, err := strconv.Atoi(strings.TrimSpace(v)); err == nil && pid > 0 {
+					out[pid] = true
+				}
+			}
+		}
+	}
+	return out
+}
+
+// pidfdsHeld says that os holds a pidfd for a process it finds, as it does
+// for each child it starts (both only where its pidfd checks pass,
+// os/pidfd_linux.go checkPidfd): os.FindProcess of this process shows one.
+func pidfdsHeld() bool {
+	p, err := os.FindProcess(os.Getpid())
+	if err != nil {
+		return false
+	}
+	defer p.Release()
+	return pidfdPids()[os.Getpid()]
 }

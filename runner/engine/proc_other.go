@@ -25,11 +25,14 @@ func Whose(int, []int) string { return "" }
 // Under cannot tell without /proc.
 func Under(int, int) string { return "" }
 
+// Subreap changes nothing: a child subreaper is Linux's (prctl(2)).
+func Subreap() (stop func()) { return func() {} }
+
 // Tree cannot tell without /proc.
 func Tree(int) []int { return nil }
 
 // PortOwner cannot tell without /proc.
-func PortOwner(int, []*Server, map[string]bool) string { return "" }
+func PortOwner(int, []*Server, map[string]bool, int) string { return "" }
 
 // Cgroup cannot tell without /proc.
 func Cgroup(int) string { return "" }

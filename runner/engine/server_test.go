@@ -509,15 +509,15 @@ func TestPortOwner(t *testing.T) {
 	}
 	t.Cleanup(func() { child.Process.Kill(); child.Wait() })
 	group := child.Process.Pid
-	if got := PortOwner(port, []*Server{{pgid: group}}, nil); got != HeldForeign {
+	if got := PortOwner(port, []*Server{{pgid: group}}, nil, 0); got != HeldForeign {
 		t.Errorf("while this process also holds it: %q, want %q", got, HeldForeign)
 	}
 	f.Close()
 	ln.Close()
-	if got := PortOwner(port, []*Server{{pgid: group}}, nil); got != HeldByCase {
+	if got := PortOwner(port, []*Server{{pgid: group}}, nil, 0); got != HeldByCase {
 		t.Errorf("held by the case's child only: %q, want %q", got, HeldByCase)
 	}
-	if got := PortOwner(port, []*Server{{pgid: group + 100000}}, nil); got != HeldForeign {
+	if got := PortOwner(port, []*Server{{pgid: group + 100000}}, nil, 0); got != HeldForeign {
 		t.Errorf("against another group: %q, want %q", got, HeldForeign)
 	}
 	free, err := net.Listen("tcp", "127.0.0.1:0")
@@ -526,7 +526,7 @@ func TestPortOwner(t *testing.T) {
 	}
 	freePort := free.Addr().(*net.TCPAddr).Port
 	free.Close()
-	if got := PortOwner(freePort, []*Server{{pgid: group}}, nil); got != "" {
+	if got := PortOwner(freePort, []*Server{{pgid: group}}, nil, 0); got != "" {
 		t.Errorf("nobody listening: %q, want unknown", got)
 	}
 }

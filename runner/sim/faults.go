@@ -26,6 +26,7 @@ const (
 	FaultCapNotLifted       = "cap-not-lifted"
 	FaultVersionsFail       = "versions-fail"
 	FaultPortTaken          = "port-taken"
+	FaultOrphanHoldsPort    = "orphan-holds-port"
 	FaultKillChildren       = "kill-children"
 	FaultNoAutopatchPth     = "no-autopatch-pth"
 	FaultNoIdleLimitRelease = "no-idle-limit-release"
@@ -44,7 +45,7 @@ const (
 var knownFaults = map[string]bool{
 	FaultNoRelease: true, FaultRejectPriority: true, FaultCrashInBurst: true, FaultNeverReady: true,
 	FaultIgnoreStop: true, FaultWrongTokens: true, FaultLeakSegment: true, FaultLeakSocketDir: true, FaultCapNotLifted: true,
-	FaultVersionsFail: true, FaultPortTaken: true, FaultKillChildren: true, FaultECCError: true, FaultGPULost: true,
+	FaultVersionsFail: true, FaultPortTaken: true, FaultOrphanHoldsPort: true, FaultKillChildren: true, FaultECCError: true, FaultGPULost: true,
 	FaultForeignGPU: true, FaultDiskFull: true, FaultDiskRO: true, FaultXid: true, FaultNeedsReset: true,
 	FaultNoIdleLimitRelease: true, FaultNoAutopatchPth: true, FaultOffloadMismatch: true,
 }

@@ -167,12 +167,18 @@ func mainWorld(ctx context.Context, args []string, stderr io.Writer, getenv func
 		fmt.Fprintf(stderr, "ci-report sim world: %v (GPU indices 0 to %d)\n", err, bounds.MaxGPU)
 		return 2
 	}
+	// The faults the world holds from its start, as run --simulate makes it.
+	faults := getenv("CI_REPORT_SIM_FAULTS")
+	if err := ValidateFaults(faults); err != nil {
+		fmt.Fprintln(stderr, "ci-report sim world: CI_REPORT_SIM_FAULTS:", err)
+		return 2
+	}
 	// A signal before the world is written leaves the directory as it was.
 	if ctx.Err() != nil {
 		fmt.Fprintln(stderr, "ci-report sim world:", context.Cause(ctx))
 		return 1
 	}
-	if err := NewWorld(*dir, WorldOptions{GPUs: *n, TotalMiB: *total, Name: *name, Driver: *driver}); err != nil {
+	if err := NewWorld(*dir, WorldOptions{GPUs: *n, TotalMiB: *total, Name: *name, Driver: *driver, Faults: faults}); err != nil {
 		fmt.Fprintln(stderr, "ci-report sim world:", err)
 		return 1
 	}

@@ -135,6 +135,9 @@ type waiter struct {
 
 // runServe is `sim serve --engine E -- argv...`.
 func runServe(ctx context.Context, env serveEnv, engine string, argv []string) int {
+	if of := env.getenv(orphanEnv); of != "" {
+		return holdAsOrphan(of, env.dir)
+	}
 	if slices.ContainsFunc(argv, func(a string) bool { return a == "--help" || strings.HasPrefix(a, "--help=") }) {
 		fmt.Fprint(env.stdout, helpText(engine))
 		return 0
@@ -243,6 +246,9 @@ func (s *simServer) run(env serveEnv, stop <-chan string) int {
 		return 1
 	}
 	s.fixed = cfg.weightsBytes() + cfg.overheadBytes()
+	if s.faults.has(FaultOrphanHoldsPort, s.ids...) {
+		return s.orphanHoldsPort(env)
+	}
 
 	// Loading the weights takes time; a stop meanwhile is clean.
 	load := vllmLoadTime

@@ -7,6 +7,7 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 
@@ -123,5 +124,67 @@ func TestSimWorldCommand(t *testing.T) {
 				t.Errorf("gpus.json written: %v, want %v", wrote, tc.code == 0)
 			}
 		})
+	}
+}
+
+// TestSimWorldTakesTheRunsFaults: `sim world` makes its world with
+// $CI_REPORT_SIM_FAULTS as `run --simulate` does (NewWorld's Faults): it
+// took no fault, so gpu-needs-reset held only in a world run --simulate
+// made. Every fault name is taken and gives the world NewWorld gives; an
+// unknown one is a usage error, a GPU the world lacks an error, and neither
+// writes a world.
+func TestSimWorldTakesTheRunsFaults(t *testing.T) {
+	health := func(dir string) []gpu.Health {
+		var out []gpu.Health
+		for i := range 2 {
+			h, err := NewGPU(dir).(gpu.HealthReader).Health(i)
+			if err != nil {
+				t.Fatalf("%s: GPU %d health: %v", dir, i, err)
+			}
+			out = append(out, h)
+		}
+		return out
+	}
+	run := func(faults string) (dir string, code int, stderr string) {
+		dir = filepath.Join(t.TempDir(), "world")
+		var buf bytes.Buffer
+		getenv := func(k string) string {
+			if k == "CI_REPORT_SIM_FAULTS" {
+				return faults
+			}
+			return ""
+		}
+		code = MainEnv(context.Background(), []string{"world", "--dir", dir, "--gpus", "2"}, nil, &bytes.Buffer{}, &buf, getenv)
+		return dir, code, buf.String()
+	}
+	for _, faults := range append(FaultNames(), "gpu-needs-reset@gpu=1", "xid,gpu-needs-reset@gpu=0#1") {
+		dir, code, stderr := run(faults)
+		if code != 0 {
+			t.Errorf("%s: exit %d (%s), want 0", faults, code, stderr)
+			continue
+		}
+		want := t.TempDir()
+		if err := NewWorld(want, WorldOptions{GPUs: 2, Faults: faults}); err != nil {
+			t.Fatal(err)
+		}
+		if got, want := health(dir), health(want); !slices.Equal(got, want) {
+			t.Errorf("%s: GPU health %+v, want %+v (NewWorld's)", faults, got, want)
+		}
+	}
+	dir, _, _ := run("gpu-needs-reset@gpu=1")
+	if h := health(dir); h[0].RemapPending || !h[1].RemapPending {
+		t.Errorf("gpu-needs-reset@gpu=1: GPU health %+v, want GPU 1 alone with rows pending remapping", h)
+	}
+	for _, tc := range []struct {
+		faults, wantErr string
+		code            int
+	}{{"gpu-needs-rest", `unknown fault "gpu-needs-rest"`, 2}, {"gpu-needs-reset@gpu=2", "the scope is gpu=N, a GPU of the world's 2", 1}} {
+		dir, code, stderr := run(tc.faults)
+		if code != tc.code || !strings.Contains(stderr, tc.wantErr) {
+			t.Errorf("%s: exit %d, stderr %q; want %d and %q", tc.faults, code, stderr, tc.code, tc.wantErr)
+		}
+		if _, err := os.Stat(filepath.Join(dir, gpusFile)); err == nil {
+			t.Errorf("%s: a refused world was written", tc.faults)
+		}
 	}
 }

@@ -1,0 +1,147 @@
+package engine
+
+import (
+	"errors"
+	"net"
+	"os"
+	"os/exec"
+	"slices"
+	"strconv"
+	"strings"
+	"syscall"
+	"testing"
+	"unsafe"
+
+	"golang.org/x/sys/unix"
+)
+
+// holdInOrphan starts `sh -c 'CMD & echo $!'` (in a process group of its
+// own when group) with a new listener on 127.0.0.1 as its fd 3, and closes
+// this process's copy once sh has exited, so that CMD's process, now an
+// orphan, is the port's only holder. It returns the port, sh's pid (its
+// group) and the orphan's pid, killed when the test ends.
+func holdInOrphan(t *testing.T, cmd string, group bool) (port, sh, orphan int) {
+	t.Helper()
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ln.Close()
+	f, err := ln.(*net.TCPListener).File()
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	c := exec.Command("sh", "-c", cmd+" >/dev/null 2>&1 & echo $!")
+	c.ExtraFiles = []*os.File{f}
+	c.SysProcAttr = &syscall.SysProcAttr{Setpgid: group}
+	out, err := c.Output()
+	if err != nil {
+		t.Fatalf("start %q: %v", cmd, err)
+	}
+	orphan, err = strconv.Atoi(strings.TrimSpace(string(out)))
+	if err != nil {
+		t.Fatalf("start %q: pid %q: %v", cmd, out, err)
+	}
+	t.Cleanup(func() { syscall.Kill(orphan, syscall.SIGKILL) })
+	return ln.Addr().(*net.TCPAddr).Port, c.Process.Pid, orphan
+}
+
+// TestSubreaperKeepsOrphansTheRuns (issue 29): a server's child that
+// setsid()s and outlives its parent holds a port. With the runner a child
+// subreaper (Subreap) it stays the runner's descendant, so the port is the
+// case's; the process groups alone call it foreign, as before. A process
+// started outside the runner (an orphan made before Subreap, reparented to
+// init) holding a port is still foreign. The orphan, once killed, is reaped
+// (a zombie child no os.Process holds), while a child os/exec started keeps
+// its exit status for exec.Cmd.Wait however many sweeps saw it a zombie.
+func TestSubreaperKeepsOrphansTheRuns(t *testing.T) {
+	self := os.Getpid()
+	outPort, _, outsider := holdInOrphan(t, "sleep 600", false)
+	if got := Under(outsider, self); got != HeldForeign {
+		t.Fatalf("the process started outside the runner: %q, want %q", got, HeldForeign)
+	}
+
+	type sweepSeen struct{ left, reaped []int }
+	sweeps := make(chan sweepSeen, 64)
+	sweepHook = func(left, reaped []int) {
+		select { // never block the reaper: stop waits for it
+		case sweeps <- sweepSeen{left, reaped}:
+		default:
+		}
+	}
+	stop := Subreap()
+	t.Cleanup(func() { sweepHook = nil })
+	stopped := false
+	defer func() {
+		if !stopped {
+			stop()
+		}
+	}()
+	if !pidfdsHeld() {
+		t.Skip("os/exec holds no pidfd for its children here: Subreap changes nothing")
+	}
+	if !subreaperOn(t) {
+		t.Fatal("Subreap: not a child subreaper")
+	}
+
+	port, leader, orphan := holdInOrphan(t, "setsid sleep 600", true)
+	if _, ppid, _, ok := procStat(procFS, orphan); !ok || ppid != self {
+		t.Fatalf("the orphan %d: parent %d (ok %v), want this process %d (a child subreaper)", orphan, ppid, ok, self)
+	}
+	servers := []*Server{{pgid: leader}}
+	for _, tc := range []struct {
+		why    string
+		port   int
+		runner int
+		want   string
+	}{
+		{"the server's orphan, the runner's descendant", port, self, HeldByCase},
+		{"the server's orphan, by process groups alone", port, 0, HeldForeign},
+		{"a process started outside the runner", outPort, self, HeldForeign},
+	} {
+		if got := PortOwner(tc.port, servers, nil, tc.runner); got != tc.want {
+			t.Errorf("%s: PortOwner = %q, want %q", tc.why, got, tc.want)
+		}
+	}
+	if got := Under(orphan, self); got != HeldByCase {
+		t.Errorf("the orphan: Under = %q, want %q", got, HeldByCase)
+	}
+
+	waited := exec.Command("sh", "-c", "exit 7")
+	if err := waited.Start(); err != nil {
+		t.Fatal(err)
+	}
+	syscall.Kill(orphan, syscall.SIGKILL)
+	for left, reaped := false, false; !left || !reaped; {
+		s := <-sweeps
+		left = left || slices.Contains(s.left, waited.Process.Pid)
+		reaped = reaped || slices.Contains(s.reaped, orphan)
+		if slices.Contains(s.reaped, waited.Process.Pid) {
+			t.Fatalf("the sweep reaped %d, a child exec.Cmd.Wait waits for", waited.Process.Pid)
+		}
+	}
+	if _, _, _, ok := procStat(procFS, orphan); ok {
+		t.Errorf("the orphan %d is still in /proc after it was reaped", orphan)
+	}
+	var ee *exec.ExitError
+	if err := waited.Wait(); !errors.As(err, &ee) || ee.ExitCode() != 7 {
+		t.Errorf("exec.Cmd.Wait: %v, want exit status 7", err)
+	}
+	stop()
+	stopped = true
+	if subreaperOn(t) {
+		t.Error("still a child subreaper after the last stop")
+	}
+}
+
+// subreaperOn is prctl(PR_GET_CHILD_SUBREAPER), which stores the attribute
+// through its pointer argument.
+func subreaperOn(t *testing.T) bool {
+	t.Helper()
+	var on int32
+	if err := unix.Prctl(unix.PR_GET_CHILD_SUBREAPER, uintptr(unsafe.Pointer(&on)), 0, 0, 0); err != nil {
+		t.Fatalf("prctl(PR_GET_CHILD_SUBREAPER): %v", err)
+	}
+	return on != 0
+}
