@@ -347,7 +347,7 @@ func hubModelID(line string) (string, bool) {
 // `{endpoint}/api/models/{repo_id}` + `/revision/{revision}`); an id is one
 // or two path segments.
 var hubModelRE = regexp.MustCompile(`huggingface\.co/api/models/((?:[^/\s?'"]+/)?[^/\s?'"]*)(?:/revision|/tree|['"\s]|$)|huggingface\.co/((?:[^/\s?'"]+/)?[^/\s?'"]+)/resolve/|(?:^|[\s:'"])([^\s'"]+) is not a local folder (?:and is not a valid model identifier|or a valid repository name)` +
-	`|(?:^|[\s:'"])([^\s'"]+) does not appear to have a file named config\.json|no file named config\.json found in directory ([^\s'"]*?)\.?(?:\s|$)` +
+	`|(?:^|[\s:'"])([^\s'"]+) does not appear to have a file named config\.json|no file named config\.json found in directory ([^\s'"]+?)\.?(?:\s|$)` +
 	`|model ['"]([^'"]*)['"] not found, try pulling it first`)
 
 // placeholderModelID reports whether id is no model id at all: empty, or

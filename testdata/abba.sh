@@ -7,8 +7,8 @@
 # round. CPU time is user + system from /usr/bin/time, which does not depend on the machine's load; wall time
 # and the load average are printed beside it. Outputs of the two binaries are compared byte for byte.
 #
-#   go run ./testdata/gen -kvcached /tmp/kv3000 -cases 3000
-#   go run ./testdata/gen -junit /tmp/j100k.xml -testcases 100000
+#   go test ./internal/treegen -run '^TestWrite$' -kvcached /tmp/kv3000 -cases 3000
+#   go test ./internal/treegen -run '^TestWrite$' -junit /tmp/j100k.xml -testcases 100000
 #   testdata/abba.sh OLD_BINARY NEW_BINARY /tmp/kv3000 /tmp/j100k.xml [more trees and reports...]
 set -euo pipefail
 old=$1 new=$2

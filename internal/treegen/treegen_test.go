@@ -9,10 +9,13 @@
 // and the diff is read before committing. TestWrite writes instead one large
 // tree for measuring merge and render (internal/benchtree):
 //
-//	go test ./internal/treegen -run '^TestWrite$' -kvcached DIR -cases N
+//	go test ./internal/treegen -run '^TestWrite$' -kvcached /abs/DIR -cases N
+//
+// (an absolute path: go test runs in internal/treegen).
 package treegen
 
 import (
+	"cmp"
 	"flag"
 	"fmt"
 	"io/fs"
@@ -72,6 +75,12 @@ func TestTrees(t *testing.T) {
 // TestWrite writes the large tree or JUnit report its flags ask for, and is
 // skipped without one.
 func TestWrite(t *testing.T) {
+	switch dest := cmp.Or(*junit, *small, *kvcached); {
+	case dest == "":
+		t.Skip("no -kvcached, -small or -junit")
+	case !filepath.IsAbs(dest):
+		t.Fatalf("%s: give an absolute path (go test runs in internal/treegen, not where it was typed)", dest)
+	}
 	tree := benchtree.Tree{Parts: *parts, Cases: *cases}
 	var wrote string
 	var n int64
@@ -90,8 +99,6 @@ func TestWrite(t *testing.T) {
 	case *kvcached != "":
 		n, err = benchtree.WriteKvcached(*kvcached, tree)
 		wrote = fmt.Sprintf("%s: %d cases in %d parts", *kvcached, *cases, *parts)
-	default:
-		t.Skip("no -kvcached, -small or -junit")
 	}
 	if err != nil {
 		t.Fatal(err)

@@ -202,14 +202,22 @@ func TestFamiliesAcrossProjects(t *testing.T) {
 	// (v3ucn/llama_index_examples_python3.10#1, packit/ogr#545), a
 	// timeout from a loopback host over HTTPS (stevezau/media_preview_generator#22:
 	// the server under test hanging would read the same), a plain-HTTP one
-	// and CUDA's invalid-argument error (not llama.cpp's refusal): the last
-	// two made up here in the shape requests and PyTorch print them.
+	// and CUDA's invalid-argument error (not llama.cpp's refusal), a warning
+	// that quotes an HTTPS timeout (one request's image fetch), a loopback
+	// connect timeout over IPv6, and a program that failed to start a helper
+	// of its own (Python's and Go's ENOEXEC: the serving software's
+	// packaging, not an image for another CPU): these made up here in the
+	// shape requests, PyTorch, urllib3, CPython and Go print them.
 	for _, line := range []string{
 		"WARNING:urllib3.connectionpool:Retrying (Retry(total=1, connect=None, read=None, redirect=None, status=None)) after connection broken by 'ConnectTimeoutError(<urllib3.connection.HTTPSConnection object at 0x000001C558043CA0>, 'Connection to api.openai.com timed out. (connect timeout=600)')': /v1/engines/text-embedding-ada-002/embeddings",
 		`2021-02-23 18:55:03.232427 | test-node | E    WARNING: Retrying (Retry(total=1, connect=None, read=None, redirect=None, status=None)) after connection broken by 'ReadTimeoutError("HTTPSConnectionPool(host='files.pythonhosted.org', port=443): Read timed out. (read timeout=15)")': /packages/7e/83/284c6d3fac2e74532a9f51f908018690709db9af1469cf728574f6be3abf/setuptools_scm_git_archive-1.1-py2.py3-none-any.whl`,
 		"requests.exceptions.ReadTimeout: HTTPSConnectionPool(host='127.0.0.1', port=32400): Read timed out. (read timeout=30)",
 		"requests.exceptions.ReadTimeout: HTTPConnectionPool(host='localhost', port=8000): Read timed out. (read timeout=600)",
 		"RuntimeError: CUDA error: invalid argument",
+		"WARNING could not fetch image: HTTPSConnectionPool(host='stats.example.com', port=443): Read timed out. (read timeout=10)",
+		"urllib3.exceptions.ConnectTimeoutError: (<urllib3.connection.HTTPSConnection object at 0x7f>, 'Connection to ::1 timed out. (connect timeout=5)')",
+		"OSError: [Errno 8] Exec format error: '/usr/local/lib/python3.12/site-packages/kvcached/bin/kvd'",
+		"start server a: fork/exec /opt/entry.sh: exec format error",
 	} {
 		if m, ok, _ := FindSignature(strings.NewReader(line + "\n")); ok {
 			t.Errorf("%q classed by %q", line, m.Name)

@@ -287,15 +287,18 @@ var Signatures = []Signature{
 		// Read timed out.`, conbench/conbench#815; connection.py's
 		// ConnectTimeoutError `(<urllib3.connection.HTTPSConnection object
 		// at 0x...>, 'Connection to <host> timed out. ...')`,
-		// microsoft/graphrag#802): a package index, a registry, an API.
+		// microsoft/graphrag#802): a package index, a registry, an API;
+		// only in the exception's own line, an ERROR line or the line alone
+		// (pip's, under a build's timestamp): a logged warning that quotes
+		// one, an image fetch of one request, does not fail the case.
 		// Never a refused or reset connection, nor a timeout from a plain
 		// HTTP connection or a loopback host: the server under test dying
 		// or hanging gives its client those. Never a retry warning
 		// (huggingface_hub's, as there; urllib3's and pip's `Retrying
 		// (Retry(total=...)) after connection broken by ...`,
 		// packit/ogr#545): a retry that then succeeds is no failure.
-		Re:     regexp.MustCompile(`Temporary failure in name resolution|Name or service not known|getaddrinfo failed|CERTIFICATE_VERIFY_FAILED|\[Errno 101\] Network is unreachable|\[Errno 113\] No route to host|dial tcp: lookup |x509: certificate |Could(?: not|n't) resolve (?:host|proxy)|HTTPSConnectionPool\(host='[^']*', port=\d+\): Read timed out|ConnectTimeoutError:? ?\(<(?:[\w.]+\.)?urllib3\.connection\.HTTPSConnection object`),
-		Unless: regexp.MustCompile(`thrown while requesting|Retrying in \d|Retrying \(Retry\(|host='(?:localhost|127\.[\d.]+|0\.0\.0\.0|::1)'|Connection to (?:localhost|127\.[\d.]+|0\.0\.0\.0) timed out`),
+		Re:     regexp.MustCompile(`Temporary failure in name resolution|Name or service not known|getaddrinfo failed|CERTIFICATE_VERIFY_FAILED|\[Errno 101\] Network is unreachable|\[Errno 113\] No route to host|dial tcp: lookup |x509: certificate |Could(?: not|n't) resolve (?:host|proxy)|(?:(?:ReadTimeout(?:Error)?|ConnectTimeout(?:Error)?|ConnectionError|MaxRetryError|ERROR)\W.*|^[\d.:#\s]*)HTTPSConnectionPool\(host='[^']*', port=\d+\): Read timed out|ConnectTimeoutError:? ?\(<(?:[\w.]+\.)?urllib3\.connection\.(?:Verified)?HTTPSConnection object`),
+		Unless: regexp.MustCompile(`thrown while requesting|Retrying in \d|Retrying \(Retry\(|host='(?:localhost|127\.[\d.]+|0\.0\.0\.0|::1)'|Connection to (?:localhost|127\.[\d.]+|0\.0\.0\.0|::1) timed out`),
 		Source: "getaddrinfo gai_strerror; OpenSSL via CPython ssl; strerror(ENETUNREACH, EHOSTUNREACH); Go net, crypto/x509; curl; urllib3 timeouts",
 	},
 	{
@@ -310,10 +313,16 @@ var Signatures = []Signature{
 		// error`, xorbitsai/inference#4256); Go's syscall.ENOEXEC text is the
 		// lower-case `exec format error`, glibc's strerror(ENOEXEC) the
 		// shell's `cannot execute binary file: Exec format error`
-		// (duckdb/duckdb#7255). A harness family ahead of the container
-		// families, which would take runc's line inside `OCI runtime
-		// create failed` for the runtime's: the image is the plan's choice.
-		Re:     regexp.MustCompile(`[Ee]xec format error`),
+		// (duckdb/duckdb#7255). Only these forms, which start the image's or
+		// the command's own program: Python's `OSError: [Errno 8] Exec
+		// format error: '<path>'` and Go's `fork/exec <path>: exec format
+		// error` come from a program starting a helper of its own (a
+		// script without `#!`, a helper built for another CPU inside the
+		// right image), the serving software's packaging. A harness family
+		// ahead of the container families, which would take runc's line
+		// inside `OCI runtime create failed` for the runtime's: the image is
+		// the plan's choice.
+		Re:     regexp.MustCompile(`exec user process caused:? "?exec format error|^exec /\S+: exec format error|cannot execute binary file: Exec format error`),
 		Source: "runc libcontainer standard_init_linux.go; Go syscall ENOEXEC; glibc strerror(ENOEXEC)",
 	},
 	{
@@ -416,7 +425,7 @@ var Signatures = []Signature{
 		// context`). The runner checks every flag against the engine's
 		// --help before a server starts (inputs_accepted), so a refusal at
 		// start-up is the harness's too.
-		Re:     regexp.MustCompile(`[Ee]rror: unrecognized arguments:|error: argument [^ :]+: invalid |error: the following arguments are required:|(?:^|\| )error: (?:invalid|unknown) argument: |flag provided but not defined: -|unknown flag: --|unknown shorthand flag: '|error: unexpected argument '[^']*' found|error: invalid value '[^']*' for '-|error: Found argument '[^']*' which wasn't expected`),
+		Re:     regexp.MustCompile(`[Ee]rror: unrecognized arguments:|error: argument [^ :]+: invalid |error: the following arguments are required:|(?:^|\| |\w\]?: )error: (?:invalid|unknown) argument: |flag provided but not defined: -|unknown flag: --|unknown shorthand flag: '|error: unexpected argument '[^']*' found|error: invalid value '[^']*' for '-|error: Found argument '[^']*' which wasn't expected`),
 		Source: "CPython argparse ArgumentParser.error; llama.cpp common/arg.cpp; Go flag; spf13/pflag; clap",
 	},
 	{
