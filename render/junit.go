@@ -21,21 +21,18 @@ type (
 		XMLName xml.Name `xml:"testsuites"`
 		Name    string   `xml:"name,attr"`
 		junitCounts
+		Time   string       `xml:"time,attr"`
 		Suites []junitSuite `xml:"testsuite"`
 	}
 	junitCounts struct {
-		Tests    int    `xml:"tests,attr"`
-		Failures int    `xml:"failures,attr"`
-		Errors   int    `xml:"errors,attr"`
-		Skipped  int    `xml:"skipped,attr"`
-		Time     string `xml:"time,attr"`
+		Tests    int `xml:"tests,attr"`
+		Failures int `xml:"failures,attr"`
+		Errors   int `xml:"errors,attr"`
+		Skipped  int `xml:"skipped,attr"`
 	}
 	junitSuite struct {
-		Name       string          `xml:"name,attr"`
-		Tests      int             `xml:"tests,attr"`
-		Failures   int             `xml:"failures,attr"`
-		Errors     int             `xml:"errors,attr"`
-		Skipped    int             `xml:"skipped,attr"`
+		Name string `xml:"name,attr"`
+		junitCounts
 		Deselected *int            `xml:"deselected,attr,omitempty"`
 		Time       string          `xml:"time,attr"`
 		Timestamp  string          `xml:"timestamp,attr,omitempty"`
