@@ -228,10 +228,10 @@ func capList[T any](items []T, n int, item func(T) string, more func(int) string
 	return out
 }
 
-// joinDistinct joins the distinct values of vals in first-seen order.
+// joinDistinct joins the distinct non-empty values of vals in first-seen order.
 func joinDistinct(vals []string, sep string) string {
 	var out []string
-	seen := map[string]bool{}
+	seen := map[string]bool{"": true}
 	for _, v := range vals {
 		if !seen[v] {
 			seen[v] = true

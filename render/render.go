@@ -146,14 +146,12 @@ func (r *renderer) importedName() string {
 	}
 	var names []string
 	for _, p := range r.rep.Parts {
-		if d := partDisplay(p); d != "" && !slices.Contains(names, d) {
-			names = append(names, d)
-		}
+		names = append(names, partDisplay(p))
 	}
-	if len(names) == 0 {
-		return r.profile
+	if n := joinDistinct(names, ", "); n != "" {
+		return text.Cut(n, productCut)
 	}
-	return text.Cut(strings.Join(names, ", "), productCut)
+	return r.profile
 }
 
 // SafeURL reports whether u can be a Markdown link destination as it is: an

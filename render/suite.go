@@ -2,7 +2,6 @@ package render
 
 import (
 	"fmt"
-	"slices"
 	"strings"
 	"unicode"
 
@@ -75,12 +74,10 @@ func (r *renderer) suiteSectionWith(p sectionPlan) (string, error) {
 	w := &writer{}
 	var legs []string // the matrix legs of the parts (docs/formats.md §7.2), in part order
 	for _, p := range r.rep.Parts {
-		if p.Leg != "" && !slices.Contains(legs, p.Leg) {
-			legs = append(legs, p.Leg)
-		}
+		legs = append(legs, p.Leg)
 	}
 	when := r.when(r.profile, "")
-	when["Legs"] = text.Plain(strings.Join(legs, "; "))
+	when["Legs"] = text.Plain(joinDistinct(legs, "; "))
 	when["Cases"] = len(r.rep.Cases)
 	when["Parts"] = len(r.rep.Parts)
 	sentence := w.t("when_suite", when)
