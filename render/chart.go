@@ -358,8 +358,9 @@ func (c *chart) legendLine() string {
 func (c *chart) mermaid() string {
 	var b strings.Builder
 	b.WriteString("```mermaid\n")
-	var css []string
+	var css, colors []string
 	for j, s := range c.series {
+		colors = append(colors, chartColors[j%len(chartColors)].hex)
 		if s.dashed {
 			css = append(css, fmt.Sprintf(".line-plot-%d path{stroke-dasharray:6 4}", j))
 		}
@@ -368,7 +369,7 @@ func (c *chart) mermaid() string {
 	if len(css) > 0 {
 		init = fmt.Sprintf(`"themeCSS": "%s", `, strings.Join(css, " "))
 	}
-	fmt.Fprintf(&b, "%%%%{init: {%s\"themeVariables\": {\"xyChart\": {\"plotColorPalette\": \"%s\"}}}}%%%%\n", init, palette(len(c.series)))
+	fmt.Fprintf(&b, "%%%%{init: {%s\"themeVariables\": {\"xyChart\": {\"plotColorPalette\": \"%s\"}}}}%%%%\n", init, strings.Join(colors, ", "))
 	b.WriteString("xychart-beta\n")
 	fmt.Fprintf(&b, "    title \"%s\"\n", chartText("Memory of "+c.caseName+" (MiB)"))
 	fmt.Fprintf(&b, "    x-axis \"seconds\" 0 --> %s\n", secs(c.top, c.top))
@@ -382,15 +383,6 @@ func (c *chart) mermaid() string {
 	}
 	b.WriteString("```")
 	return b.String()
-}
-
-// palette is the colour list of Mermaid's plotColorPalette.
-func palette(n int) string {
-	hex := make([]string, n)
-	for j := range hex {
-		hex[j] = chartColors[j%len(chartColors)].hex
-	}
-	return strings.Join(hex, ", ")
 }
 
 // markdown is the chart's block of the comment.

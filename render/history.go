@@ -179,20 +179,12 @@ func hexWordEnd(run string, i int) int {
 	for end < len(run) && isWordByte(run[end]) {
 		end++
 	}
+	const hex = "0123456789abcdefABCDEF"
 	w := run[i:end]
-	if len(w) >= 10 && w[0] == '0' && w[1] == 'x' && allHex(w[2:]) || len(w) >= 8 && allHex(w) {
+	if len(w) >= 10 && w[:2] == "0x" && strings.Trim(w[2:], hex) == "" || len(w) >= 8 && strings.Trim(w, hex) == "" {
 		return end
 	}
 	return -1
-}
-
-func allHex(w string) bool {
-	for k := 0; k < len(w); k++ {
-		if c := w[k] | 0x20; !isDigit(w[k]) && (c < 'a' || c > 'f') {
-			return false
-		}
-	}
-	return true
 }
 
 // appendRun appends run, bytes without a path stop or '/', with its long
@@ -633,7 +625,7 @@ func (r *renderer) sinceKind(states []runState) sinceState {
 // failed (not with class infra) or did not run in the newest earlier run
 // and passed (or were skipped) in this one; "" when there are none.
 func (r *renderer) fixedLine(w *writer, p plan) string {
-	if r.hist == nil || len(r.hist.runs) == 0 {
+	if r.hist == nil {
 		return ""
 	}
 	prev := r.hist.cases[len(r.hist.cases)-1]
@@ -663,7 +655,7 @@ func (r *renderer) fixedLine(w *writer, p plan) string {
 // changesBlock is the section's table of the cases whose state changed in
 // the runs of the history (docs/render.md §11); "" without history or change.
 func (r *renderer) changesBlock(w *writer, p sectionPlan) string {
-	if r.hist == nil || len(r.hist.runs) == 0 {
+	if r.hist == nil {
 		return ""
 	}
 	var rows [][]string

@@ -233,7 +233,7 @@ func sparkline(values []float64) string {
 
 // metricHistoryBlock is the comment's metric history (docs/render.md §11).
 func (r *renderer) metricHistoryBlock(w *writer) string {
-	if r.hist == nil || len(r.hist.runs) == 0 {
+	if r.hist == nil {
 		return ""
 	}
 	earlier := make([]map[metricKey]*HistoryMetric, len(r.hist.runs))
