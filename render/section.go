@@ -121,13 +121,9 @@ func (r *renderer) sectionWith(p sectionPlan) (string, error) {
 	if !p.summarizeCases && tableOver(len(s.Cases), casesTableCells) {
 		return "", errOverBudget
 	}
-	when := r.when(r.profile, machineLine(s.GPUs, r.partDisplays()))
-	var sentence string
+	when, sentence := r.when(r.profile, machineLine(s.GPUs, r.partDisplays())), "when_scheduled"
 	if r.opts.PR > 0 {
-		when["Workflow"] = r.cfg.workflow("pr")
-		sentence = w.t("when_pr", when)
-	} else {
-		sentence = w.t("when_scheduled", when)
+		when["Workflow"], sentence = r.cfg.workflow("pr"), "when_pr"
 	}
 	var blocks []string
 	if s.Engines.Len() > 0 {
@@ -150,7 +146,7 @@ func (r *renderer) sectionWith(p sectionPlan) (string, error) {
 			blocks = append(blocks, r.kindBlocks(w, p, &s.Kinds[i])...)
 		}
 	}
-	return r.sectionDoc(w, p, sentence, blocks)
+	return r.sectionDoc(w, p, w.t(sentence, when), blocks)
 }
 
 // when is the data of a section's sentence on when, where and how profile
