@@ -118,15 +118,11 @@ func JUnit(out io.Writer, rep *merge.Report, opts Options) error {
 		total += c.DurationS
 	}
 	doc.sum(r.sha(), rep.Verdict, total)
-	var b bytes.Buffer
-	b.WriteString(xml.Header)
-	enc := xml.NewEncoder(&b)
-	enc.Indent("", "  ")
-	if err := enc.Encode(doc); err != nil {
+	x, err := xml.MarshalIndent(doc, "", "  ")
+	if err != nil {
 		return fmt.Errorf("render: JUnit XML: %w", err)
 	}
-	b.WriteByte('\n')
-	_, err = out.Write(b.Bytes())
+	_, err = fmt.Fprintf(out, "%s%s\n", xml.Header, x)
 	return err
 }
 
