@@ -259,17 +259,14 @@ func (r *renderer) fold(w *writer, summary string, arg any, blocks ...string) st
 	return w.t("fold", map[string]string{"Summary": w.t(summary, arg), "Body": strings.Join(blocks, "\n\n")})
 }
 
+// serverCell is setupIndex.serverCell with the model and the flags cut under p.
 func (r *renderer) serverCell(p sectionPlan, c *collect.CaseSetup) string {
-	if p.cutText > 0 {
-		cc := *c
-		cc.HFID = text.Cut(cc.HFID, p.cutText)
-		cc.ModelArgs, cc.ExtraArgs = nil, []string{text.Cut(CaseFlags(c.ModelArgs, c.ExtraArgs), p.cutText*4)}
-		if cc.ExtraArgs[0] == "" {
-			cc.ExtraArgs = nil
-		}
-		return r.ix.serverCell(&cc)
+	cc := *c
+	cc.HFID, cc.ModelArgs, cc.ExtraArgs = p.cut(c.HFID, 1), nil, nil
+	if f := p.cut(CaseFlags(c.ModelArgs, c.ExtraArgs), 4); f != "" {
+		cc.ExtraArgs = []string{f}
 	}
-	return r.ix.serverCell(c)
+	return r.ix.serverCell(&cc)
 }
 
 // enginesTable: | engine | image | versions |, and | expectations | (the
