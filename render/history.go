@@ -155,8 +155,7 @@ func appendNormalised(dst []byte, s string) []byte {
 	return dst
 }
 
-// isPathStop is a byte that ends a path: ASCII white space (\s in Go's
-// regular expressions) and ()'",;.
+// isPathStop is a byte that ends a path: ASCII white space (\s) and ()'",;.
 func isPathStop(c byte) bool {
 	switch c {
 	case ' ', '\t', '\n', '\f', '\r', '(', ')', '\'', '"', ',', ';':
@@ -172,8 +171,7 @@ func isWordByte(c byte) bool {
 
 func isDigit(c byte) bool { return c >= '0' && c <= '9' }
 
-// hexWordEnd returns the end of the word that starts at run[i] when it is
-// long hex, else -1.
+// hexWordEnd is the end of the long hex word at run[i], else -1.
 func hexWordEnd(run string, i int) int {
 	end := i
 	for end < len(run) && isWordByte(run[end]) {
@@ -523,8 +521,7 @@ func newHistoryIndex(runs []HistoryRun) *historyIndex {
 	return ix
 }
 
-// states is the case's state in each earlier run, oldest first, then in
-// this one.
+// states is the case's state in each earlier run, oldest first, then this one.
 func (r *renderer) states(c *merge.Case) []runState {
 	key := historyKey(c)
 	out := make([]runState, 0, len(r.hist.runs)+1)
@@ -565,8 +562,7 @@ func badState(notRun bool, class string, unexplained bool, fp, date string) runS
 	return st
 }
 
-// since is the failed-cases table's since cell for a case that failed or
-// did not run (docs/render.md §11; sinceKind).
+// since is a failed or not-run case's since cell (docs/render.md §11).
 func (r *renderer) since(w *writer, c *merge.Case) string {
 	k := r.sinceKind(r.states(c))
 	return w.t(k.kind, k.data)
@@ -587,8 +583,7 @@ type sinceState struct {
 	data any
 }
 
-// sinceKind is where the failure of this run (the last of states) stands,
-// by the rules of docs/render.md §11.
+// sinceKind is where this run's failure (states' last) stands: render.md §11.
 func (r *renderer) sinceKind(states []runState) sinceState {
 	if states[len(states)-1].infra {
 		return sinceState{kind: sinceInfra}
@@ -721,8 +716,7 @@ func squeezeCut(p plan, n int) int {
 	return n
 }
 
-// digestCost is what an entry adds to the digest: its ASCII JSON and the
-// comma before it.
+// digestCost is an entry's cost in the digest: its ASCII JSON and a comma.
 func digestCost(v any) int {
 	b, _ := json.Marshal(v)
 	return len(asciiJSON(b)) + 1
