@@ -311,8 +311,7 @@ func (r *renderer) images() string {
 	return strings.Join(imgs, ", ")
 }
 
-// correctness renders the correctness comment (or its pull-request variant)
-// and the issue-description section.
+// correctness renders the correctness or pull-request comment and the section.
 func (r *renderer) correctness() (Documents, error) {
 	verdict := r.rep.Verdict
 	if verdict == "" {

@@ -138,8 +138,7 @@ func (r *renderer) ownNames() {
 	}
 }
 
-// importedName names an imported suite: the config's suite, else its parts'
-// distinct names, else the profile.
+// importedName is the config's suite, else the parts' names, else the profile.
 func (r *renderer) importedName() string {
 	if r.cfg.Suite.Name != "" {
 		return r.cfg.Suite.Name

@@ -173,8 +173,7 @@ func (r *renderer) sectionDoc(w *writer, p sectionPlan, sentence string, blocks 
 	return out, w.err
 }
 
-// kindBlocks is the section's part for a kind of setup.json's kinds
-// (docs/render.md §4.7).
+// kindBlocks is the section's part for one of setup.json's kinds (§4.7).
 func (r *renderer) kindBlocks(w *writer, p sectionPlan, k *collect.KindSetup) []string {
 	title := cmp.Or(k.Title, k.Kind)
 	blocks := []string{w.t("kind_heading", plainCut(title, kindTextCut))}
@@ -305,8 +304,7 @@ func (r *renderer) enginesTable(w *writer, p sectionPlan) string {
 	return w.mdTable(withoutColumns(header, rows, map[int]bool{3: !withSets}))
 }
 
-// withoutColumns is the table of header and rows without the columns i
-// that drop[i] holds.
+// withoutColumns is the table of header and rows without the columns drop holds.
 func withoutColumns(header []string, rows [][]string, drop map[int]bool) ([]string, [][]string) {
 	keep := func(cells []string) []string {
 		var out []string
