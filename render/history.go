@@ -10,7 +10,6 @@ import (
 	"io"
 	"regexp"
 	"slices"
-	"sort"
 	"strings"
 	"unicode/utf16"
 	"unicode/utf8"
@@ -453,7 +452,7 @@ func SelectHistory(runs []HistoryRun, suite, profile, runID string) []HistoryRun
 			continue
 		}
 		if i, ok := byRun[key]; ok {
-			if !lessDigits(h.Attempt, out[i].Attempt) {
+			if cmpDigits(h.Attempt, out[i].Attempt) >= 0 {
 				out[i] = h
 			}
 			continue
@@ -461,20 +460,17 @@ func SelectHistory(runs []HistoryRun, suite, profile, runID string) []HistoryRun
 		byRun[key] = len(out)
 		out = append(out, h)
 	}
-	sort.SliceStable(out, func(i, j int) bool { return lessDigits(out[i].Run, out[j].Run) })
+	slices.SortStableFunc(out, func(a, b HistoryRun) int { return cmpDigits(a.Run, b.Run) })
 	if n := len(out) - (HistoryRuns - 1); n > 0 {
 		out = out[n:]
 	}
 	return out
 }
 
-// lessDigits compares two strings of digits as numbers, whatever their length.
-func lessDigits(a, b string) bool {
+// cmpDigits compares two strings of digits as numbers, whatever their length.
+func cmpDigits(a, b string) int {
 	a, b = strings.TrimLeft(a, "0"), strings.TrimLeft(b, "0")
-	if len(a) != len(b) {
-		return len(a) < len(b)
-	}
-	return a < b
+	return cmp.Or(cmp.Compare(len(a), len(b)), strings.Compare(a, b))
 }
 
 // runState is a case's state in one run.

@@ -5,7 +5,6 @@ import (
 	"math"
 	"path"
 	"slices"
-	"sort"
 	"strings"
 	"time"
 
@@ -335,7 +334,7 @@ func (r *renderer) regressions() []regression {
 		out[k].cases = append(out[k].cases, c)
 	}
 	// Newest run first: the smallest range of commits leads.
-	sort.SliceStable(out, func(i, j int) bool { return lessDigits(out[j].run.Run, out[i].run.Run) })
+	slices.SortStableFunc(out, func(a, b regression) int { return cmpDigits(b.run.Run, a.run.Run) })
 	return out
 }
 
