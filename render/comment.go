@@ -224,10 +224,7 @@ func (r *renderer) failedChecks(w *writer, c *merge.Case, p plan) string {
 	shown, used := 0, 0
 	for _, i := range roots {
 		ch := c.Checks[i]
-		s := text.CodeCell(text.Cut(ch.Name, p.cut(100)))
-		if s == "" {
-			s = text.Plain(unnamedCheck)
-		}
+		s := cmp.Or(text.CodeCell(text.Cut(ch.Name, p.cut(100))), text.Plain(unnamedCheck))
 		if d := checkDetail(&ch); p.detail > 0 && d != "" {
 			s += " (" + plainCut(d, p.detail) + ")"
 		}

@@ -140,17 +140,11 @@ func (r *renderer) ownNames() {
 
 // importedName is the config's suite, else the parts' names, else the profile.
 func (r *renderer) importedName() string {
-	if r.cfg.Suite.Name != "" {
-		return r.cfg.Suite.Name
-	}
 	var names []string
 	for _, p := range r.rep.Parts {
 		names = append(names, partDisplay(p))
 	}
-	if n := joinDistinct(names, ", "); n != "" {
-		return text.Cut(n, productCut)
-	}
-	return r.profile
+	return cmp.Or(r.cfg.Suite.Name, text.Cut(joinDistinct(names, ", "), productCut), r.profile)
 }
 
 // SafeURL reports whether u can be a Markdown link destination as it is: an
