@@ -150,15 +150,9 @@ func (r *renderer) importedName() string {
 // SafeURL reports whether u can be a Markdown link destination as it is: an
 // http(s) URL without spaces, parentheses, angle brackets or quotes.
 func SafeURL(u string) bool {
-	if !strings.HasPrefix(u, "https://") && !strings.HasPrefix(u, "http://") {
-		return false
-	}
-	for _, c := range u {
-		if c <= ' ' || c == 0x7f || strings.ContainsRune("()<>\"'`\\[]{}|^", c) {
-			return false
-		}
-	}
-	return utf8.ValidString(u)
+	unsafe := func(c rune) bool { return c <= ' ' || c == 0x7f || strings.ContainsRune("()<>\"'`\\[]{}|^", c) }
+	return (strings.HasPrefix(u, "https://") || strings.HasPrefix(u, "http://")) &&
+		!strings.ContainsFunc(u, unsafe) && utf8.ValidString(u)
 }
 
 // runeCount counts code points, the unit of every budget.
