@@ -375,11 +375,7 @@ func (c *chart) mermaid() string {
 	fmt.Fprintf(&b, "    x-axis \"seconds\" 0 --> %s\n", secs(c.top, c.top))
 	fmt.Fprintf(&b, "    y-axis \"MiB\" 0 --> %s\n", mib(c.yMax()))
 	for _, s := range c.series {
-		vals := make([]string, len(s.values))
-		for k, v := range s.values {
-			vals[k] = mib(v)
-		}
-		fmt.Fprintf(&b, "    line [%s]\n", strings.Join(vals, ", "))
+		fmt.Fprintf(&b, "    line [%s]\n", strings.Join(mapped(s.values, mib), ", "))
 	}
 	b.WriteString("```")
 	return b.String()

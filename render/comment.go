@@ -163,10 +163,7 @@ func (r *renderer) fitRow(w *writer, g caseRow, cells []string, class int) []str
 		cells = slices.Delete(cells, class, class+1)
 	}
 	if r.hist != nil {
-		since := make([]string, len(g.cases))
-		for i, m := range g.cases {
-			since[i] = r.since(w, m)
-		}
+		since := mapped(g.cases, func(m *merge.Case) string { return r.since(w, m) })
 		cells = append(cells, joinDistinct(since, ", "))
 	}
 	return cells

@@ -238,11 +238,7 @@ var runURLRE = regexp.MustCompile(`^https?://[^/]+/[^/]+/[^/]+/actions/runs/[0-9
 // fenced is lines as a fenced code block, each line cut and made inert, as
 // the data may come from a hand-edited merged.json.
 func fenced(lines []string) string {
-	cut := make([]string, len(lines))
-	for i, l := range lines {
-		cut[i] = text.Cut(l, collect.ExcerptLineCut)
-	}
-	return text.CodeBlock("text", cut)
+	return text.CodeBlock("text", mapped(lines, func(l string) string { return text.Cut(l, collect.ExcerptLineCut) }))
 }
 
 var (

@@ -216,12 +216,18 @@ func groupAt[K comparable, G any](groups *[]G, index map[K]int, key K, mk func()
 	return i
 }
 
+// mapped is f of each of items, in order.
+func mapped[T any](items []T, f func(T) string) []string {
+	out := make([]string, len(items), len(items)+1) // room for capList's count
+	for i, it := range items {
+		out[i] = f(it)
+	}
+	return out
+}
+
 // capList maps the first n of items by item, then counts the rest by more.
 func capList[T any](items []T, n int, item func(T) string, more func(int) string) []string {
-	out := make([]string, 0, min(len(items), n)+1)
-	for _, it := range items[:min(len(items), n)] {
-		out = append(out, item(it))
-	}
+	out := mapped(items[:min(len(items), n)], item)
 	if len(items) > n {
 		out = append(out, more(len(items)-n))
 	}

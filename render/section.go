@@ -192,11 +192,7 @@ func (r *renderer) kindBlocks(w *writer, p sectionPlan, k *collect.KindSetup) []
 		rows := make([][]string, len(k.Entries))
 		for i := range k.Entries {
 			e := &k.Entries[i]
-			ls := make([]string, len(e.Layers))
-			for j, l := range e.Layers {
-				ls[j] = p.st(l)
-			}
-			rows[i] = []string{p.st(e.Name), p.st(e.GPU), strings.Join(ls, ", ")}
+			rows[i] = []string{p.st(e.Name), p.st(e.GPU), strings.Join(mapped(e.Layers, p.st), ", ")}
 			for j := range servers {
 				cell := ""
 				if j < len(e.Servers) {
@@ -231,10 +227,7 @@ func (r *renderer) workload(w *writer, p sectionPlan, kind, lead string, steps [
 	}
 	var out []string
 	if len(steps) > 0 {
-		bullets := make([]string, len(steps))
-		for i, st := range steps {
-			bullets[i] = "- " + p.st(st)
-		}
+		bullets := mapped(steps, func(st string) string { return "- " + p.st(st) })
 		out = append(out, w.t(lead, nil), strings.Join(bullets, "\n"))
 	}
 	if checks.Len() > 0 {
@@ -426,11 +419,8 @@ func envList(p sectionPlan, env *collect.Ordered[string]) string {
 }
 
 func keyList(p sectionPlan, keys []string) string {
-	items := make([]string, len(keys))
-	for i, k := range keys {
-		items[i] = p.code(k, false)
-	}
-	return strings.Join(items, ", ")
+	code := func(k string) string { return p.code(k, false) }
+	return strings.Join(mapped(keys, code), ", ")
 }
 
 // casesTableCells is the number of columns of casesTable.
