@@ -316,10 +316,7 @@ func (c *chart) summaryLine() string {
 	}
 	line := fmt.Sprintf("Memory of %s over %s s (%d readings): %s", c.caseName, secs(c.span, c.span), c.readings, strings.Join(parts, "; "))
 	if len(c.marks) > 0 {
-		var ph []string
-		for _, m := range c.marks {
-			ph = append(ph, m.phase+" at "+secs(c.span, m.x)+" s")
-		}
+		ph := mapped(c.marks, func(m chartMark) string { return m.phase + " at " + secs(c.span, m.x) + " s" })
 		line += "; phases: " + strings.Join(ph, ", ")
 	}
 	return text.Plain(line + ".")

@@ -159,10 +159,7 @@ func ctrfTestOf(rep *merge.Report, c *merge.Case) ctrfTest {
 		t.Status, t.RawStatus, t.Message = "other", "not run", "planned, but did not run"
 	case c.Failed():
 		t.Status = "failed"
-		var msgs []string
-		for _, ch := range failing {
-			msgs = append(msgs, nameDetail(ch))
-		}
+		msgs := mapped(failing, nameDetail)
 		if len(msgs) == 0 {
 			msgs = append(msgs, collect.NoFailedCheck)
 		}

@@ -140,11 +140,8 @@ func (r *renderer) ownNames() {
 
 // importedName is the config's suite, else the parts' names, else the profile.
 func (r *renderer) importedName() string {
-	var names []string
-	for _, p := range r.rep.Parts {
-		names = append(names, partDisplay(p))
-	}
-	return cmp.Or(r.cfg.Suite.Name, text.Cut(joinDistinct(names, ", "), productCut), r.profile)
+	names := joinDistinct(mapped(r.rep.Parts, partDisplay), ", ")
+	return cmp.Or(r.cfg.Suite.Name, text.Cut(names, productCut), r.profile)
 }
 
 // SafeURL reports whether u can be a Markdown link destination as it is: an
