@@ -527,9 +527,5 @@ func checkDetail(ch *collect.Check) string {
 	if ch.OK || !strings.HasSuffix(ch.Name, "no_error_signatures") || ch.Detail == "" {
 		return ch.Detail
 	}
-	sigs := strings.Split(ch.Detail, "; ")
-	for i, s := range sigs {
-		sigs[i] = collect.SignatureText(s)
-	}
-	return strings.Join(sigs, "; ")
+	return strings.Join(mapped(strings.Split(ch.Detail, "; "), collect.SignatureText), "; ")
 }

@@ -180,10 +180,8 @@ func (t *textView) failed(rows []caseRow) {
 	for i, g := range rows {
 		c := g.first()
 		why := termText(c.ClassWhy, collect.ClassWhyMax)
-		names, briefs := make([]string, len(g.cases)), make([]string, len(g.cases))
-		for j, m := range g.cases {
-			names[j], briefs[j] = termText(m.Label(), textNameCut), ix.brief(m.Name)
-		}
+		names := mapped(g.cases, func(m *merge.Case) string { return termText(m.Label(), textNameCut) })
+		briefs := mapped(g.cases, func(m *merge.Case) string { return ix.brief(m.Name) })
 		name := strings.Join(names, ", ")
 		if len(g.cases) > 1 {
 			name = itoa(len(g.cases)) + " cases: " + name
