@@ -114,11 +114,8 @@ func importedBlock(w *writer, g caseRow) string {
 		if len(lines) == 0 {
 			continue
 		}
-		for i, s := range lines {
-			lines[i] = text.Inert(s)
-		}
 		return w.t("where_imported", map[string]any{
-			"Case": text.Plain(c.Label()), "Alike": len(g.cases) - 1, "Fenced": fenced(lines),
+			"Case": text.Plain(c.Label()), "Alike": len(g.cases) - 1, "Fenced": fenced(mapped(lines, text.Inert)),
 		})
 	}
 	return ""
