@@ -384,9 +384,7 @@ func (r *renderer) comment(verdict string, rows []caseRow, prBlock string, p pla
 	blocks = append(blocks, r.armBlocks(w)...)
 	blocks = appendSome(blocks, r.metricHistoryBlock(w))
 	if p.charts {
-		for i := range r.charts {
-			blocks = append(blocks, r.charts[i].markdown(w))
-		}
+		blocks = append(blocks, mapped(r.charts, func(c chart) string { return c.markdown(w) })...)
 	}
 	if p.closest {
 		blocks = appendSome(blocks, r.shrinkingLine(w), r.closestCalls(w))
