@@ -225,6 +225,14 @@ func mapped[T any](items []T, f func(T) string) []string {
 	return out
 }
 
+// mappedEntries is f of each key of o and its value, in o's order.
+func mappedEntries[V any](o *collect.Ordered[V], f func(k string, v V) string) []string {
+	return mapped(o.Keys(), func(k string) string {
+		v, _ := o.Get(k)
+		return f(k, v)
+	})
+}
+
 // capList maps the first n of items by item, then counts the rest by more.
 func capList[T any](items []T, n int, item func(T) string, more func(int) string) []string {
 	out := mapped(items[:min(len(items), n)], item)

@@ -410,12 +410,7 @@ func envSplit(cases []*collect.CaseSetup, base *collect.Ordered[string]) (*colle
 }
 
 func envList(p sectionPlan, env *collect.Ordered[string]) string {
-	items := make([]string, 0, env.Len())
-	for _, k := range env.Keys() {
-		v, _ := env.Get(k)
-		items = append(items, p.code(k+"="+v, false))
-	}
-	return strings.Join(items, ", ")
+	return strings.Join(mappedEntries(env, func(k, v string) string { return p.code(k+"="+v, false) }), ", ")
 }
 
 func keyList(p sectionPlan, keys []string) string {
