@@ -155,7 +155,13 @@ func appendNormalised(dst []byte, s string) []byte {
 }
 
 // isPathStop is a byte that ends a path: ASCII white space (\s) and ()'",;.
-func isPathStop(c byte) bool { return strings.IndexByte(" \t\n\f\r()'\",;", c) >= 0 }
+func isPathStop(c byte) bool {
+	switch c {
+	case ' ', '\t', '\n', '\f', '\r', '(', ')', '\'', '"', ',', ';':
+		return true
+	}
+	return false
+}
 
 // isWordByte is a byte of a word (\w in Go's regular expressions).
 func isWordByte(c byte) bool {
