@@ -176,12 +176,20 @@ func hexWordEnd(run string, i int) int {
 	for end < len(run) && isWordByte(run[end]) {
 		end++
 	}
-	const hex = "0123456789abcdefABCDEF"
 	w := run[i:end]
-	if len(w) >= 10 && w[:2] == "0x" && strings.Trim(w[2:], hex) == "" || len(w) >= 8 && strings.Trim(w, hex) == "" {
+	if len(w) >= 10 && w[0] == '0' && w[1] == 'x' && allHex(w[2:]) || len(w) >= 8 && allHex(w) {
 		return end
 	}
 	return -1
+}
+
+func allHex(w string) bool {
+	for k := 0; k < len(w); k++ {
+		if c := w[k] | 0x20; !isDigit(w[k]) && (c < 'a' || c > 'f') {
+			return false
+		}
+	}
+	return true
 }
 
 // appendRun appends run, bytes without a path stop or '/', with its long
