@@ -118,11 +118,15 @@ func JUnit(out io.Writer, rep *merge.Report, opts Options) error {
 		total += c.DurationS
 	}
 	doc.sum(r.sha(), rep.Verdict, total)
-	x, err := xml.MarshalIndent(doc, "", "  ")
-	if err != nil {
+	var b bytes.Buffer
+	b.WriteString(xml.Header)
+	enc := xml.NewEncoder(&b)
+	enc.Indent("", "  ")
+	if err := enc.Encode(doc); err != nil {
 		return fmt.Errorf("render: JUnit XML: %w", err)
 	}
-	_, err = fmt.Fprintf(out, "%s%s\n", xml.Header, x)
+	b.WriteByte('\n')
+	_, err = out.Write(b.Bytes())
 	return err
 }
 
