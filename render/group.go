@@ -217,8 +217,8 @@ func groupAt[K comparable, G any](groups *[]G, index map[K]int, key K, mk func()
 }
 
 // mapped is f of each of items, in order.
-func mapped[T any](items []T, f func(T) string) []string {
-	out := make([]string, len(items), len(items)+1) // room for capList's count
+func mapped[T, R any](items []T, f func(T) R) []R {
+	out := make([]R, len(items), len(items)+1) // room for capList's count
 	for i, it := range items {
 		out[i] = f(it)
 	}
@@ -226,8 +226,8 @@ func mapped[T any](items []T, f func(T) string) []string {
 }
 
 // mappedEntries is f of each key of o and its value, in o's order.
-func mappedEntries[V any](o *collect.Ordered[V], f func(k string, v V) string) []string {
-	return mapped(o.Keys(), func(k string) string {
+func mappedEntries[V, R any](o *collect.Ordered[V], f func(k string, v V) R) []R {
+	return mapped(o.Keys(), func(k string) R {
 		v, _ := o.Get(k)
 		return f(k, v)
 	})

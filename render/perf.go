@@ -251,12 +251,10 @@ func (r *renderer) perfSectionWith(p sectionPlan) (string, error) {
 		blocks = append(blocks, w.t("perf_versions", strings.Join(vs, ", ")))
 	}
 	if ps.Models.Len() > 0 {
-		var rows [][]string
-		for _, k := range ps.Models.Keys() {
-			m, _ := ps.Models.Get(k)
+		rows := mappedEntries(&ps.Models, func(_ string, m collect.PerfModel) []string {
 			model := revisionLink(text.CodeCell(p.cut(m.HFID, 1)), m.HFID, m.Revision)
-			rows = append(rows, []string{model, p.code(strings.Join(m.Args, " "), true)})
-		}
+			return []string{model, p.code(strings.Join(m.Args, " "), true)}
+		})
 		blocks = append(blocks, w.mdTable([]string{"model", "server flags"}, rows))
 	}
 	if ps.Server != "" || ps.KvcachedEnv.Len() > 0 {

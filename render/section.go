@@ -231,11 +231,7 @@ func (r *renderer) workload(w *writer, p sectionPlan, kind, lead string, steps [
 		out = append(out, w.t(lead, nil), strings.Join(bullets, "\n"))
 	}
 	if checks.Len() > 0 {
-		rows := make([][]string, 0, checks.Len())
-		for _, k := range checks.Keys() {
-			v, _ := checks.Get(k)
-			rows = append(rows, []string{p.code(k, true), p.st(v)})
-		}
+		rows := mappedEntries(checks, func(k, v string) []string { return []string{p.code(k, true), p.st(v)} })
 		out = append(out, w.mdTable([]string{"check", "passes when"}, rows))
 	}
 	return []string{r.fold(w, "fold_workload", nil, out...)}
@@ -423,12 +419,10 @@ const casesTableCells = 6
 
 // casesTable: | case | model | KV cache | TP | KV dtype | case flags |.
 func (r *renderer) casesTable(w *writer, p sectionPlan, cases []collect.CaseSetup) string {
-	rows := make([][]string, len(cases))
-	for i := range cases {
-		c := &cases[i]
-		rows[i] = []string{p.st(c.Name), r.ix.modelLink(p.cut(c.HFID, 1)), LayoutLabel(r.cfg.Product, c.Layout), itoa(c.TP),
+	rows := mapped(cases, func(c collect.CaseSetup) []string {
+		return []string{p.st(c.Name), r.ix.modelLink(p.cut(c.HFID, 1)), LayoutLabel(r.cfg.Product, c.Layout), itoa(c.TP),
 			text.Plain(kvDtype(c.KVCacheDtype)), p.code(CaseFlags(c.ModelArgs, c.ExtraArgs), true)}
-	}
+	})
 	return w.mdTable([]string{"case", "model", "KV cache", "TP", "KV dtype", "case flags"}, rows)
 }
 

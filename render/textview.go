@@ -134,10 +134,9 @@ func (t *textView) problems() {
 	if len(t.r.rep.Problems) == 0 {
 		return
 	}
-	rows := make([][]string, len(t.r.rep.Problems))
-	for i, msg := range t.r.rep.Problems {
-		rows[i] = []string{termText(msg.String(), problemCut)}
-	}
+	rows := mapped(t.r.rep.Problems, func(p collect.Problem) []string {
+		return []string{termText(p.String(), problemCut)}
+	})
 	t.write(termTable([]string{"could not be read"}, rows, t.width))
 }
 
