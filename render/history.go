@@ -587,7 +587,8 @@ type sinceState struct {
 	data any
 }
 
-// sinceKind is where this run's failure (states' last) stands: render.md §11.
+// sinceKind is where the failure of this run (the last of states) stands,
+// by the rules of docs/render.md §11.
 func (r *renderer) sinceKind(states []runState) sinceState {
 	if states[len(states)-1].infra {
 		return sinceState{kind: sinceInfra}
