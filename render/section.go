@@ -121,7 +121,8 @@ func (r *renderer) sectionWith(p sectionPlan) (string, error) {
 	if !p.summarizeCases && tableOver(len(s.Cases), casesTableCells) {
 		return "", errOverBudget
 	}
-	when, sentence := r.when(r.profile, machineLine(s.GPUs, r.partDisplays())), "when_scheduled"
+	when := r.when(r.profile, machineLine(s.GPUs, r.partDisplays()))
+	sentence := "when_scheduled"
 	if r.opts.PR > 0 {
 		when["Workflow"], sentence = r.cfg.workflow("pr"), "when_pr"
 	}
@@ -173,7 +174,8 @@ func (r *renderer) sectionDoc(w *writer, p sectionPlan, sentence string, blocks 
 	return out, w.err
 }
 
-// kindBlocks is the section's part for one of setup.json's kinds (§4.7).
+// kindBlocks is the section's part for a kind of setup.json's kinds
+// (docs/render.md §4.7).
 func (r *renderer) kindBlocks(w *writer, p sectionPlan, k *collect.KindSetup) []string {
 	title := cmp.Or(k.Title, k.Kind)
 	blocks := []string{w.t("kind_heading", plainCut(title, kindTextCut))}
