@@ -59,11 +59,8 @@ func Annotations(rep *merge.Report, opts Options) ([]Annotation, error) {
 // failedMessage is a failed case's failing checks, one line each, and its
 // class.
 func failedMessage(rep *merge.Report, c *merge.Case) string {
-	var lines []string
 	failing, _ := splitFailed(rep, c)
-	for _, ch := range failing {
-		lines = append(lines, text.OneLine(nameDetail(ch)))
-	}
+	lines := mapped(failing, func(ch collect.Check) string { return text.OneLine(nameDetail(ch)) })
 	if len(lines) == 0 {
 		lines = append(lines, "failed")
 	}

@@ -316,10 +316,7 @@ func (c *chart) summaryLine() string {
 	}
 	line := fmt.Sprintf("Memory of %s over %s s (%d readings): %s", c.caseName, secs(c.span, c.span), c.readings, strings.Join(parts, "; "))
 	if len(c.marks) > 0 {
-		var ph []string
-		for _, m := range c.marks {
-			ph = append(ph, m.phase+" at "+secs(c.span, m.x)+" s")
-		}
+		ph := mapped(c.marks, func(m chartMark) string { return m.phase + " at " + secs(c.span, m.x) + " s" })
 		line += "; phases: " + strings.Join(ph, ", ")
 	}
 	return text.Plain(line + ".")
@@ -358,8 +355,9 @@ func (c *chart) legendLine() string {
 func (c *chart) mermaid() string {
 	var b strings.Builder
 	b.WriteString("```mermaid\n")
-	var css []string
+	var css, colors []string
 	for j, s := range c.series {
+		colors = append(colors, chartColors[j%len(chartColors)].hex)
 		if s.dashed {
 			css = append(css, fmt.Sprintf(".line-plot-%d path{stroke-dasharray:6 4}", j))
 		}
@@ -368,29 +366,16 @@ func (c *chart) mermaid() string {
 	if len(css) > 0 {
 		init = fmt.Sprintf(`"themeCSS": "%s", `, strings.Join(css, " "))
 	}
-	fmt.Fprintf(&b, "%%%%{init: {%s\"themeVariables\": {\"xyChart\": {\"plotColorPalette\": \"%s\"}}}}%%%%\n", init, palette(len(c.series)))
+	fmt.Fprintf(&b, "%%%%{init: {%s\"themeVariables\": {\"xyChart\": {\"plotColorPalette\": \"%s\"}}}}%%%%\n", init, strings.Join(colors, ", "))
 	b.WriteString("xychart-beta\n")
 	fmt.Fprintf(&b, "    title \"%s\"\n", chartText("Memory of "+c.caseName+" (MiB)"))
 	fmt.Fprintf(&b, "    x-axis \"seconds\" 0 --> %s\n", secs(c.top, c.top))
 	fmt.Fprintf(&b, "    y-axis \"MiB\" 0 --> %s\n", mib(c.yMax()))
 	for _, s := range c.series {
-		vals := make([]string, len(s.values))
-		for k, v := range s.values {
-			vals[k] = mib(v)
-		}
-		fmt.Fprintf(&b, "    line [%s]\n", strings.Join(vals, ", "))
+		fmt.Fprintf(&b, "    line [%s]\n", strings.Join(mapped(s.values, mib), ", "))
 	}
 	b.WriteString("```")
 	return b.String()
-}
-
-// palette is the colour list of Mermaid's plotColorPalette.
-func palette(n int) string {
-	hex := make([]string, n)
-	for j := range hex {
-		hex[j] = chartColors[j%len(chartColors)].hex
-	}
-	return strings.Join(hex, ", ")
 }
 
 // markdown is the chart's block of the comment.

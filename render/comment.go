@@ -163,10 +163,7 @@ func (r *renderer) fitRow(w *writer, g caseRow, cells []string, class int) []str
 		cells = slices.Delete(cells, class, class+1)
 	}
 	if r.hist != nil {
-		since := make([]string, len(g.cases))
-		for i, m := range g.cases {
-			since[i] = r.since(w, m)
-		}
+		since := mapped(g.cases, func(m *merge.Case) string { return r.since(w, m) })
 		cells = append(cells, joinDistinct(since, ", "))
 	}
 	return cells
@@ -224,10 +221,7 @@ func (r *renderer) failedChecks(w *writer, c *merge.Case, p plan) string {
 	shown, used := 0, 0
 	for _, i := range roots {
 		ch := c.Checks[i]
-		s := text.CodeCell(text.Cut(ch.Name, p.cut(100)))
-		if s == "" {
-			s = text.Plain(unnamedCheck)
-		}
+		s := cmp.Or(text.CodeCell(text.Cut(ch.Name, p.cut(100))), text.Plain(unnamedCheck))
 		if d := checkDetail(&ch); p.detail > 0 && d != "" {
 			s += " (" + plainCut(d, p.detail) + ")"
 		}
@@ -311,8 +305,7 @@ func (r *renderer) images() string {
 	return strings.Join(imgs, ", ")
 }
 
-// correctness renders the correctness comment (or its pull-request variant)
-// and the issue-description section.
+// correctness renders the correctness or pull-request comment and the section.
 func (r *renderer) correctness() (Documents, error) {
 	verdict := r.rep.Verdict
 	if verdict == "" {
@@ -391,9 +384,7 @@ func (r *renderer) comment(verdict string, rows []caseRow, prBlock string, p pla
 	blocks = append(blocks, r.armBlocks(w)...)
 	blocks = appendSome(blocks, r.metricHistoryBlock(w))
 	if p.charts {
-		for i := range r.charts {
-			blocks = append(blocks, r.charts[i].markdown(w))
-		}
+		blocks = append(blocks, mapped(r.charts, func(c chart) string { return c.markdown(w) })...)
 	}
 	if p.closest {
 		blocks = appendSome(blocks, r.shrinkingLine(w), r.closestCalls(w))

@@ -1,7 +1,6 @@
 package render
 
 import (
-	"bytes"
 	"cmp"
 	"encoding/json"
 	"fmt"
@@ -133,15 +132,13 @@ func CTRF(out io.Writer, rep *merge.Report, opts Options) error {
 		Healthy: rep.Verdict == merge.VerdictPass,
 	}
 	res.Extra = ctrfExtra{Verdict: rep.Verdict, Problems: collect.Problems(rep.Problems)}
-	var b bytes.Buffer
-	enc := json.NewEncoder(&b)
+	enc := json.NewEncoder(out) // one Write of the whole document
 	enc.SetIndent("", "  ")
 	enc.SetEscapeHTML(false)
 	if err := enc.Encode(doc); err != nil {
 		return fmt.Errorf("render: CTRF: %w", err)
 	}
-	_, err = out.Write(b.Bytes())
-	return err
+	return nil
 }
 
 // ctrfTestOf is case c as a CTRF test: its status, message and steps.
@@ -162,10 +159,7 @@ func ctrfTestOf(rep *merge.Report, c *merge.Case) ctrfTest {
 		t.Status, t.RawStatus, t.Message = "other", "not run", "planned, but did not run"
 	case c.Failed():
 		t.Status = "failed"
-		var msgs []string
-		for _, ch := range failing {
-			msgs = append(msgs, nameDetail(ch))
-		}
+		msgs := mapped(failing, nameDetail)
 		if len(msgs) == 0 {
 			msgs = append(msgs, collect.NoFailedCheck)
 		}

@@ -63,9 +63,8 @@ func (r *renderer) slowestLine(w *writer, n, nameCut int, esc func(s string, n i
 	if len(cases) == 0 {
 		return ""
 	}
-	items := make([]string, len(cases))
-	for i, c := range cases {
-		items[i] = fmt.Sprintf("%s (%s)", esc(c.Label(), nameCut), secondsText(c.DurationS))
-	}
+	items := mapped(cases, func(c *merge.Case) string {
+		return fmt.Sprintf("%s (%s)", esc(c.Label(), nameCut), secondsText(c.DurationS))
+	})
 	return w.t("durations", map[string]any{"List": strings.Join(items, ", "), "Total": secondsText(total)})
 }

@@ -396,11 +396,9 @@ func (r *renderer) onlyLine(cases []armCase) string {
 	if by.Len() == 0 {
 		return ""
 	}
-	var said []string
-	for _, k := range by.Keys() {
-		n, _ := by.Get(k)
-		said = append(said, countOf(n, "test", "tests")+" ran on "+text.Plain(k)+" only")
-	}
+	said := mappedEntries(&by, func(k string, n int) string {
+		return countOf(n, "test", "tests") + " ran on " + text.Plain(k) + " only"
+	})
 	return "Compared: the tests that ran on every arm or failed on one; " + strings.Join(said, ", ") + "."
 }
 
@@ -527,9 +525,5 @@ func checkDetail(ch *collect.Check) string {
 	if ch.OK || !strings.HasSuffix(ch.Name, "no_error_signatures") || ch.Detail == "" {
 		return ch.Detail
 	}
-	sigs := strings.Split(ch.Detail, "; ")
-	for i, s := range sigs {
-		sigs[i] = collect.SignatureText(s)
-	}
-	return strings.Join(sigs, "; ")
+	return strings.Join(mapped(strings.Split(ch.Detail, "; "), collect.SignatureText), "; ")
 }

@@ -114,11 +114,8 @@ func importedBlock(w *writer, g caseRow) string {
 		if len(lines) == 0 {
 			continue
 		}
-		for i, s := range lines {
-			lines[i] = text.Inert(s)
-		}
 		return w.t("where_imported", map[string]any{
-			"Case": text.Plain(c.Label()), "Alike": len(g.cases) - 1, "Fenced": fenced(lines),
+			"Case": text.Plain(c.Label()), "Alike": len(g.cases) - 1, "Fenced": fenced(mapped(lines, text.Inert)),
 		})
 	}
 	return ""
@@ -238,11 +235,7 @@ var runURLRE = regexp.MustCompile(`^https?://[^/]+/[^/]+/[^/]+/actions/runs/[0-9
 // fenced is lines as a fenced code block, each line cut and made inert, as
 // the data may come from a hand-edited merged.json.
 func fenced(lines []string) string {
-	cut := make([]string, len(lines))
-	for i, l := range lines {
-		cut[i] = text.Cut(l, collect.ExcerptLineCut)
-	}
-	return text.CodeBlock("text", cut)
+	return text.CodeBlock("text", mapped(lines, func(l string) string { return text.Cut(l, collect.ExcerptLineCut) }))
 }
 
 var (

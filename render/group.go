@@ -216,22 +216,36 @@ func groupAt[K comparable, G any](groups *[]G, index map[K]int, key K, mk func()
 	return i
 }
 
+// mapped is f of each of items, in order.
+func mapped[T, R any](items []T, f func(T) R) []R {
+	out := make([]R, len(items), len(items)+1) // room for capList's count
+	for i, it := range items {
+		out[i] = f(it)
+	}
+	return out
+}
+
+// mappedEntries is f of each key of o and its value, in o's order.
+func mappedEntries[V, R any](o *collect.Ordered[V], f func(k string, v V) R) []R {
+	return mapped(o.Keys(), func(k string) R {
+		v, _ := o.Get(k)
+		return f(k, v)
+	})
+}
+
 // capList maps the first n of items by item, then counts the rest by more.
 func capList[T any](items []T, n int, item func(T) string, more func(int) string) []string {
-	out := make([]string, 0, min(len(items), n)+1)
-	for _, it := range items[:min(len(items), n)] {
-		out = append(out, item(it))
-	}
+	out := mapped(items[:min(len(items), n)], item)
 	if len(items) > n {
 		out = append(out, more(len(items)-n))
 	}
 	return out
 }
 
-// joinDistinct joins the distinct values of vals in first-seen order.
+// joinDistinct joins the distinct non-empty values of vals in first-seen order.
 func joinDistinct(vals []string, sep string) string {
 	var out []string
-	seen := map[string]bool{}
+	seen := map[string]bool{"": true}
 	for _, v := range vals {
 		if !seen[v] {
 			seen[v] = true

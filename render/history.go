@@ -10,7 +10,6 @@ import (
 	"io"
 	"regexp"
 	"slices"
-	"sort"
 	"strings"
 	"unicode/utf16"
 	"unicode/utf8"
@@ -155,8 +154,7 @@ func appendNormalised(dst []byte, s string) []byte {
 	return dst
 }
 
-// isPathStop is a byte that ends a path: ASCII white space (\s in Go's
-// regular expressions) and ()'",;.
+// isPathStop is a byte that ends a path: ASCII white space (\s) and ()'",;.
 func isPathStop(c byte) bool {
 	switch c {
 	case ' ', '\t', '\n', '\f', '\r', '(', ')', '\'', '"', ',', ';':
@@ -172,8 +170,7 @@ func isWordByte(c byte) bool {
 
 func isDigit(c byte) bool { return c >= '0' && c <= '9' }
 
-// hexWordEnd returns the end of the word that starts at run[i] when it is
-// long hex, else -1.
+// hexWordEnd is the end of the long hex word at run[i], else -1.
 func hexWordEnd(run string, i int) int {
 	end := i
 	for end < len(run) && isWordByte(run[end]) {
@@ -463,7 +460,7 @@ func SelectHistory(runs []HistoryRun, suite, profile, runID string) []HistoryRun
 			continue
 		}
 		if i, ok := byRun[key]; ok {
-			if !lessDigits(h.Attempt, out[i].Attempt) {
+			if cmpDigits(h.Attempt, out[i].Attempt) >= 0 {
 				out[i] = h
 			}
 			continue
@@ -471,20 +468,17 @@ func SelectHistory(runs []HistoryRun, suite, profile, runID string) []HistoryRun
 		byRun[key] = len(out)
 		out = append(out, h)
 	}
-	sort.SliceStable(out, func(i, j int) bool { return lessDigits(out[i].Run, out[j].Run) })
+	slices.SortStableFunc(out, func(a, b HistoryRun) int { return cmpDigits(a.Run, b.Run) })
 	if n := len(out) - (HistoryRuns - 1); n > 0 {
 		out = out[n:]
 	}
 	return out
 }
 
-// lessDigits compares two strings of digits as numbers, whatever their length.
-func lessDigits(a, b string) bool {
+// cmpDigits compares two strings of digits as numbers, whatever their length.
+func cmpDigits(a, b string) int {
 	a, b = strings.TrimLeft(a, "0"), strings.TrimLeft(b, "0")
-	if len(a) != len(b) {
-		return len(a) < len(b)
-	}
-	return a < b
+	return cmp.Or(cmp.Compare(len(a), len(b)), strings.Compare(a, b))
 }
 
 // runState is a case's state in one run.
@@ -531,8 +525,7 @@ func newHistoryIndex(runs []HistoryRun) *historyIndex {
 	return ix
 }
 
-// states is the case's state in each earlier run, oldest first, then in
-// this one.
+// states is the case's state in each earlier run, oldest first, then this one.
 func (r *renderer) states(c *merge.Case) []runState {
 	key := historyKey(c)
 	out := make([]runState, 0, len(r.hist.runs)+1)
@@ -573,8 +566,7 @@ func badState(notRun bool, class string, unexplained bool, fp, date string) runS
 	return st
 }
 
-// since is the failed-cases table's since cell for a case that failed or
-// did not run (docs/render.md §11; sinceKind).
+// since is a failed or not-run case's since cell (docs/render.md §11).
 func (r *renderer) since(w *writer, c *merge.Case) string {
 	k := r.sinceKind(r.states(c))
 	return w.t(k.kind, k.data)
@@ -633,7 +625,7 @@ func (r *renderer) sinceKind(states []runState) sinceState {
 // failed (not with class infra) or did not run in the newest earlier run
 // and passed (or were skipped) in this one; "" when there are none.
 func (r *renderer) fixedLine(w *writer, p plan) string {
-	if r.hist == nil || len(r.hist.runs) == 0 {
+	if r.hist == nil {
 		return ""
 	}
 	prev := r.hist.cases[len(r.hist.cases)-1]
@@ -663,7 +655,7 @@ func (r *renderer) fixedLine(w *writer, p plan) string {
 // changesBlock is the section's table of the cases whose state changed in
 // the runs of the history (docs/render.md §11); "" without history or change.
 func (r *renderer) changesBlock(w *writer, p sectionPlan) string {
-	if r.hist == nil || len(r.hist.runs) == 0 {
+	if r.hist == nil {
 		return ""
 	}
 	var rows [][]string
@@ -729,8 +721,7 @@ func squeezeCut(p plan, n int) int {
 	return n
 }
 
-// digestCost is what an entry adds to the digest: its ASCII JSON and the
-// comma before it.
+// digestCost is an entry's cost in the digest: its ASCII JSON and a comma.
 func digestCost(v any) int {
 	b, _ := json.Marshal(v)
 	return len(asciiJSON(b)) + 1

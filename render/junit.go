@@ -21,21 +21,18 @@ type (
 		XMLName xml.Name `xml:"testsuites"`
 		Name    string   `xml:"name,attr"`
 		junitCounts
+		Time   string       `xml:"time,attr"`
 		Suites []junitSuite `xml:"testsuite"`
 	}
 	junitCounts struct {
-		Tests    int    `xml:"tests,attr"`
-		Failures int    `xml:"failures,attr"`
-		Errors   int    `xml:"errors,attr"`
-		Skipped  int    `xml:"skipped,attr"`
-		Time     string `xml:"time,attr"`
+		Tests    int `xml:"tests,attr"`
+		Failures int `xml:"failures,attr"`
+		Errors   int `xml:"errors,attr"`
+		Skipped  int `xml:"skipped,attr"`
 	}
 	junitSuite struct {
-		Name       string          `xml:"name,attr"`
-		Tests      int             `xml:"tests,attr"`
-		Failures   int             `xml:"failures,attr"`
-		Errors     int             `xml:"errors,attr"`
-		Skipped    int             `xml:"skipped,attr"`
+		Name string `xml:"name,attr"`
+		junitCounts
 		Deselected *int            `xml:"deselected,attr,omitempty"`
 		Time       string          `xml:"time,attr"`
 		Timestamp  string          `xml:"timestamp,attr,omitempty"`
@@ -173,30 +170,22 @@ func junitTestcase(rep *merge.Report, c *merge.Case, suite string) junitCase {
 	return tc
 }
 
-// junitOutcomeOf is an outcome element named kind (failure, error,
-// rerunFailure, ...) of check name; a rerun's or flaky's check is named by
-// its element, and its text is in <stackTrace>.
-func junitOutcomeOf(kind, name, detail string) junitOutcome {
-	o := junitOutcome{XMLName: xml.Name{Local: kind}, Message: detail}
-	switch kind {
-	case "failure", "error":
-		o.Type, o.Text = name, detail
-	default:
-		o.StackTrace = detail
-	}
-	return o
-}
-
 // junitOutcomes are the outcome elements of c's checks: when failed, each
 // failed check no known issue covers, as the element it was imported from
 // (collect.Check.Kind) or <failure>; and each passed check imported from a
-// flakyFailure or flakyError.
+// flakyFailure or flakyError. A rerun's or flaky's check is named by its
+// element, and its text is in <stackTrace>.
 func junitOutcomes(c *merge.Case, failed bool) []junitOutcome {
 	var out []junitOutcome
 	for i, ch := range c.Checks {
-		_, known := c.KnownIssueOf(i)
-		if failed && !ch.OK && !known || ch.OK && strings.HasPrefix(ch.Kind, "flaky") {
-			out = append(out, junitOutcomeOf(cmp.Or(ch.Kind, "failure"), ch.Name, ch.Detail))
+		if _, known := c.KnownIssueOf(i); failed && !ch.OK && !known || ch.OK && strings.HasPrefix(ch.Kind, "flaky") {
+			o := junitOutcome{XMLName: xml.Name{Local: cmp.Or(ch.Kind, "failure")}, Message: ch.Detail}
+			if o.XMLName.Local == "failure" || o.XMLName.Local == "error" {
+				o.Type, o.Text = ch.Name, ch.Detail
+			} else {
+				o.StackTrace = ch.Detail
+			}
+			out = append(out, o)
 		}
 	}
 	return out

@@ -26,8 +26,8 @@ func TestJUnit(t *testing.T) {
 	if err := xml.Unmarshal(b.Bytes(), &doc); err != nil {
 		t.Fatalf("JUnit output does not parse: %v", err)
 	}
-	if doc.Name != "Nightly correctness" || doc.junitCounts != (junitCounts{Tests: 10, Failures: 4, Errors: 1, Skipped: 1, Time: "12.3456"}) {
-		t.Errorf("testsuites %q %+v", doc.Name, doc.junitCounts)
+	if doc.Name != "Nightly correctness" || doc.junitCounts != (junitCounts{Tests: 10, Failures: 4, Errors: 1, Skipped: 1}) || doc.Time != "12.3456" {
+		t.Errorf("testsuites %q %+v time %q", doc.Name, doc.junitCounts, doc.Time)
 	}
 	suites := map[string]junitSuite{}
 	props := map[string]map[string]string{} // suite: property: value

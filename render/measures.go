@@ -63,12 +63,11 @@ func metricTables(c *merge.Case, ms collect.Measures) ([]*metricTable, []string)
 		if !slices.Contains(t.arms, m.Arm) {
 			t.arms = append(t.arms, m.Arm)
 		}
-		if !slices.Contains(t.levels, lv) {
-			t.levels = append(t.levels, lv)
-		}
+		t.levels = append(t.levels, lv)
 	}
 	for _, t := range out {
 		slices.Sort(t.levels)
+		t.levels = slices.Compact(t.levels)
 	}
 	return out, problems
 }

@@ -49,7 +49,16 @@ func (o Options) Problems() []collect.Problem {
 	if o.Width != 0 && (o.Width < MinTextWidth || o.Width > MaxTextWidth) {
 		add("", "--width", "%d: want %d to %d columns", o.Width, MinTextWidth, MaxTextWidth)
 	}
-	ps = append(ps, o.Config.problems()...)
+	// The config's values that land in links and text.
+	for _, profile := range slices.Sorted(maps.Keys(o.Config.Workflows)) {
+		if wf := o.Config.Workflows[profile]; wf != "" && !safeURLPath(wf) {
+			add(o.Config.Source, "workflows."+profile, "%s: want letters, digits, '-', '_', '.' or '/'", bounds.Quote(wf))
+		}
+	}
+	if p := o.Config.Product; p != "" && !productRE.MatchString(p) {
+		add(o.Config.Source, "product",
+			"%s: want up to 60 letters, digits, spaces, '.', '_', '+' or '-', starting with a letter or digit", bounds.Quote(p))
+	}
 	for i, k := range o.KnownIssues {
 		if err := validateKnownIssue(k); err != nil {
 			add("", "--known-issues", "entry %d: %v", i, err)
@@ -68,22 +77,6 @@ func (o Options) Problems() []collect.Problem {
 	// The arm rules of docs/render.md §12, on the flags over the config.
 	if err := o.ResolveArms().ValidateArms(); err != nil {
 		add("", "", "%s", strings.TrimPrefix(err.Error(), "render: "))
-	}
-	return ps
-}
-
-// problems checks the config's values that land in links and text.
-func (c Config) problems() []collect.Problem {
-	var ps []collect.Problem
-	for _, profile := range slices.Sorted(maps.Keys(c.Workflows)) {
-		if wf := c.Workflows[profile]; wf != "" && !safeURLPath(wf) {
-			ps = append(ps, collect.Problem{File: c.Source, Field: "workflows." + profile,
-				What: fmt.Sprintf("%s: want letters, digits, '-', '_', '.' or '/'", bounds.Quote(wf))})
-		}
-	}
-	if p := c.Product; p != "" && !productRE.MatchString(p) {
-		ps = append(ps, collect.Problem{File: c.Source, Field: "product",
-			What: fmt.Sprintf("%s: want up to 60 letters, digits, spaces, '.', '_', '+' or '-', starting with a letter or digit", bounds.Quote(p))})
 	}
 	return ps
 }

@@ -247,20 +247,14 @@ func (r *renderer) perfSectionWith(p sectionPlan) (string, error) {
 	sentence := w.t("perf_when", r.when("perf", r.perfMachine()))
 	var blocks []string
 	if ps.Versions.Len() > 0 {
-		var vs []string
-		for _, k := range ps.Versions.Keys() {
-			v, _ := ps.Versions.Get(k)
-			vs = append(vs, p.st(r.versionName(k)+" "+v))
-		}
+		vs := mappedEntries(&ps.Versions, func(k, v string) string { return p.st(r.versionName(k) + " " + v) })
 		blocks = append(blocks, w.t("perf_versions", strings.Join(vs, ", ")))
 	}
 	if ps.Models.Len() > 0 {
-		var rows [][]string
-		for _, k := range ps.Models.Keys() {
-			m, _ := ps.Models.Get(k)
+		rows := mappedEntries(&ps.Models, func(_ string, m collect.PerfModel) []string {
 			model := revisionLink(text.CodeCell(p.cut(m.HFID, 1)), m.HFID, m.Revision)
-			rows = append(rows, []string{model, p.code(strings.Join(m.Args, " "), true)})
-		}
+			return []string{model, p.code(strings.Join(m.Args, " "), true)}
+		})
 		blocks = append(blocks, w.mdTable([]string{"model", "server flags"}, rows))
 	}
 	if ps.Server != "" || ps.KvcachedEnv.Len() > 0 {
@@ -292,11 +286,9 @@ func (r *renderer) perfArms(w *writer, p sectionPlan, ps *collect.PerfSetup) str
 		}
 		arms[i] = p.st(a)
 	}
-	var levels []string
-	for _, k := range ps.Concurrency.Keys() {
-		n, _ := ps.Concurrency.Get(k)
-		levels = append(levels, fmt.Sprintf("%s (%d prompts)", p.st(k), n))
-	}
+	levels := mappedEntries(&ps.Concurrency, func(k string, n int) string {
+		return fmt.Sprintf("%s (%d prompts)", p.st(k), n)
+	})
 	warmup := ""
 	if ps.Warmup != nil {
 		warmup = w.t("perf_warmup", ps.Warmup)

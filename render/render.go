@@ -138,36 +138,18 @@ func (r *renderer) ownNames() {
 	}
 }
 
-// importedName names an imported suite: the config's suite, else its parts'
-// distinct names, else the profile.
+// importedName is the config's suite, else the parts' names, else the profile.
 func (r *renderer) importedName() string {
-	if r.cfg.Suite.Name != "" {
-		return r.cfg.Suite.Name
-	}
-	var names []string
-	for _, p := range r.rep.Parts {
-		if d := partDisplay(p); d != "" && !slices.Contains(names, d) {
-			names = append(names, d)
-		}
-	}
-	if len(names) == 0 {
-		return r.profile
-	}
-	return text.Cut(strings.Join(names, ", "), productCut)
+	names := joinDistinct(mapped(r.rep.Parts, partDisplay), ", ")
+	return cmp.Or(r.cfg.Suite.Name, text.Cut(names, productCut), r.profile)
 }
 
 // SafeURL reports whether u can be a Markdown link destination as it is: an
 // http(s) URL without spaces, parentheses, angle brackets or quotes.
 func SafeURL(u string) bool {
-	if !strings.HasPrefix(u, "https://") && !strings.HasPrefix(u, "http://") {
-		return false
-	}
-	for _, c := range u {
-		if c <= ' ' || c == 0x7f || strings.ContainsRune("()<>\"'`\\[]{}|^", c) {
-			return false
-		}
-	}
-	return utf8.ValidString(u)
+	unsafe := func(c rune) bool { return c <= ' ' || c == 0x7f || strings.ContainsRune("()<>\"'`\\[]{}|^", c) }
+	return (strings.HasPrefix(u, "https://") || strings.HasPrefix(u, "http://")) &&
+		!strings.ContainsFunc(u, unsafe) && utf8.ValidString(u)
 }
 
 // runeCount counts code points, the unit of every budget.
@@ -192,17 +174,16 @@ func (r *renderer) header(verdict string) string {
 
 // runLine: [Run](url) · <product> [sha7](commit) (subject)<previous>.
 func (r *renderer) runLine(w *writer, subjectCut int) string {
-	var parts []string
+	line := ""
 	if r.opts.RunURL != "" {
-		parts = append(parts, "[Run]("+r.opts.RunURL+")")
+		line = "[Run](" + r.opts.RunURL + ") · "
 	}
 	sha := r.sha()
-	commit := text.Plain(r.cfg.Product) + " " + r.commitRef(sha)
+	line += text.Plain(r.cfg.Product) + " " + r.commitRef(sha)
 	if r.opts.Subject != "" {
-		commit += " (" + plainCut(r.opts.Subject, subjectCut) + ")"
+		line += " (" + plainCut(r.opts.Subject, subjectCut) + ")"
 	}
-	parts = append(parts, commit)
-	return strings.Join(parts, " · ") + r.previous(w, sha)
+	return line + r.previous(w, sha)
 }
 
 func (r *renderer) commitRef(sha string) string {
@@ -338,25 +319,24 @@ func (r *renderer) problems(w *writer) string {
 // left not run (docs/render.md §3.4); under a FAIL verdict it says that only
 // the cases that ran passed, so that body and verdict never disagree.
 func (r *renderer) noFailedCase(w *writer, verdict string) string {
-	return r.noFailedLine(w, verdict) + evidenceNote(r.rep.Counts().Evidence)
-}
-
-func (r *renderer) noFailedLine(w *writer, verdict string) string {
 	n := r.rep.Counts()
 	finished := verdict == merge.VerdictPass || len(r.unfinishedParts()) == 0
+	var line string
 	switch {
 	case verdict == merge.VerdictDidNotRun:
-		return r.didNotRunReason(w)
+		line = r.didNotRunReason(w)
 	case n.Passed == 0 && n.Skipped > 0 && finished:
-		return w.t("all_skipped", nil)
+		line = w.t("all_skipped", nil)
 	case n.Passed == 0 && n.Skipped > 0:
-		return w.t("all_skipped_unfinished", nil)
+		line = w.t("all_skipped_unfinished", nil)
 	case finished && n.Known > 0:
-		return w.t("all_passed_known", map[string]int{"Passed": n.Passed, "Known": n.Known})
+		line = w.t("all_passed_known", map[string]int{"Passed": n.Passed, "Known": n.Known})
 	case finished:
-		return w.t("all_passed", n.Passed)
+		line = w.t("all_passed", n.Passed)
+	default:
+		line = w.t("none_failed_unfinished", n.Passed)
 	}
-	return w.t("none_failed_unfinished", n.Passed)
+	return line + evidenceNote(n.Evidence)
 }
 
 func partDisplay(p merge.PartStatus) string {

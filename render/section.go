@@ -122,12 +122,9 @@ func (r *renderer) sectionWith(p sectionPlan) (string, error) {
 		return "", errOverBudget
 	}
 	when := r.when(r.profile, machineLine(s.GPUs, r.partDisplays()))
-	var sentence string
+	sentence := "when_scheduled"
 	if r.opts.PR > 0 {
-		when["Workflow"] = r.cfg.workflow("pr")
-		sentence = w.t("when_pr", when)
-	} else {
-		sentence = w.t("when_scheduled", when)
+		when["Workflow"], sentence = r.cfg.workflow("pr"), "when_pr"
 	}
 	var blocks []string
 	if s.Engines.Len() > 0 {
@@ -150,7 +147,7 @@ func (r *renderer) sectionWith(p sectionPlan) (string, error) {
 			blocks = append(blocks, r.kindBlocks(w, p, &s.Kinds[i])...)
 		}
 	}
-	return r.sectionDoc(w, p, sentence, blocks)
+	return r.sectionDoc(w, p, w.t(sentence, when), blocks)
 }
 
 // when is the data of a section's sentence on when, where and how profile
@@ -197,11 +194,7 @@ func (r *renderer) kindBlocks(w *writer, p sectionPlan, k *collect.KindSetup) []
 		rows := make([][]string, len(k.Entries))
 		for i := range k.Entries {
 			e := &k.Entries[i]
-			ls := make([]string, len(e.Layers))
-			for j, l := range e.Layers {
-				ls[j] = p.st(l)
-			}
-			rows[i] = []string{p.st(e.Name), p.st(e.GPU), strings.Join(ls, ", ")}
+			rows[i] = []string{p.st(e.Name), p.st(e.GPU), strings.Join(mapped(e.Layers, p.st), ", ")}
 			for j := range servers {
 				cell := ""
 				if j < len(e.Servers) {
@@ -236,18 +229,11 @@ func (r *renderer) workload(w *writer, p sectionPlan, kind, lead string, steps [
 	}
 	var out []string
 	if len(steps) > 0 {
-		bullets := make([]string, len(steps))
-		for i, st := range steps {
-			bullets[i] = "- " + p.st(st)
-		}
+		bullets := mapped(steps, func(st string) string { return "- " + p.st(st) })
 		out = append(out, w.t(lead, nil), strings.Join(bullets, "\n"))
 	}
 	if checks.Len() > 0 {
-		rows := make([][]string, 0, checks.Len())
-		for _, k := range checks.Keys() {
-			v, _ := checks.Get(k)
-			rows = append(rows, []string{p.code(k, true), p.st(v)})
-		}
+		rows := mappedEntries(checks, func(k, v string) []string { return []string{p.code(k, true), p.st(v)} })
 		out = append(out, w.mdTable([]string{"check", "passes when"}, rows))
 	}
 	return []string{r.fold(w, "fold_workload", nil, out...)}
@@ -263,17 +249,14 @@ func (r *renderer) fold(w *writer, summary string, arg any, blocks ...string) st
 	return w.t("fold", map[string]string{"Summary": w.t(summary, arg), "Body": strings.Join(blocks, "\n\n")})
 }
 
+// serverCell is setupIndex.serverCell with the model and the flags cut under p.
 func (r *renderer) serverCell(p sectionPlan, c *collect.CaseSetup) string {
-	if p.cutText > 0 {
-		cc := *c
-		cc.HFID = text.Cut(cc.HFID, p.cutText)
-		cc.ModelArgs, cc.ExtraArgs = nil, []string{text.Cut(CaseFlags(c.ModelArgs, c.ExtraArgs), p.cutText*4)}
-		if cc.ExtraArgs[0] == "" {
-			cc.ExtraArgs = nil
-		}
-		return r.ix.serverCell(&cc)
+	cc := *c
+	cc.HFID, cc.ModelArgs, cc.ExtraArgs = p.cut(c.HFID, 1), nil, nil
+	if f := p.cut(CaseFlags(c.ModelArgs, c.ExtraArgs), 4); f != "" {
+		cc.ExtraArgs = []string{f}
 	}
-	return r.ix.serverCell(c)
+	return r.ix.serverCell(&cc)
 }
 
 // enginesTable: | engine | image | versions |, and | expectations | (the
@@ -312,8 +295,7 @@ func (r *renderer) enginesTable(w *writer, p sectionPlan) string {
 	return w.mdTable(withoutColumns(header, rows, map[int]bool{3: !withSets}))
 }
 
-// withoutColumns is the table of header and rows without the columns i
-// that drop[i] holds.
+// withoutColumns is the table of header and rows without the columns drop holds.
 func withoutColumns(header []string, rows [][]string, drop map[int]bool) ([]string, [][]string) {
 	keep := func(cells []string) []string {
 		var out []string
@@ -426,20 +408,12 @@ func envSplit(cases []*collect.CaseSetup, base *collect.Ordered[string]) (*colle
 }
 
 func envList(p sectionPlan, env *collect.Ordered[string]) string {
-	items := make([]string, 0, env.Len())
-	for _, k := range env.Keys() {
-		v, _ := env.Get(k)
-		items = append(items, p.code(k+"="+v, false))
-	}
-	return strings.Join(items, ", ")
+	return strings.Join(mappedEntries(env, func(k, v string) string { return p.code(k+"="+v, false) }), ", ")
 }
 
 func keyList(p sectionPlan, keys []string) string {
-	items := make([]string, len(keys))
-	for i, k := range keys {
-		items[i] = p.code(k, false)
-	}
-	return strings.Join(items, ", ")
+	code := func(k string) string { return p.code(k, false) }
+	return strings.Join(mapped(keys, code), ", ")
 }
 
 // casesTableCells is the number of columns of casesTable.
@@ -447,12 +421,10 @@ const casesTableCells = 6
 
 // casesTable: | case | model | KV cache | TP | KV dtype | case flags |.
 func (r *renderer) casesTable(w *writer, p sectionPlan, cases []collect.CaseSetup) string {
-	rows := make([][]string, len(cases))
-	for i := range cases {
-		c := &cases[i]
-		rows[i] = []string{p.st(c.Name), r.ix.modelLink(p.cut(c.HFID, 1)), LayoutLabel(r.cfg.Product, c.Layout), itoa(c.TP),
+	rows := mapped(cases, func(c collect.CaseSetup) []string {
+		return []string{p.st(c.Name), r.ix.modelLink(p.cut(c.HFID, 1)), LayoutLabel(r.cfg.Product, c.Layout), itoa(c.TP),
 			text.Plain(kvDtype(c.KVCacheDtype)), p.code(CaseFlags(c.ModelArgs, c.ExtraArgs), true)}
-	}
+	})
 	return w.mdTable([]string{"case", "model", "KV cache", "TP", "KV dtype", "case flags"}, rows)
 }
 

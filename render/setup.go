@@ -1,6 +1,7 @@
 package render
 
 import (
+	"cmp"
 	"fmt"
 	"regexp"
 	"strconv"
@@ -46,12 +47,7 @@ func layoutRaw(product string, layout *string) string {
 }
 
 // ShortSHA is the first 7 characters of sha, or "unknown".
-func ShortSHA(sha string) string {
-	if sha == "" {
-		return "unknown"
-	}
-	return text.Head(sha, 7)
-}
+func ShortSHA(sha string) string { return cmp.Or(text.Head(sha, 7), "unknown") }
 
 // isHex reports whether s looks like a commit id, safe to put in a URL.
 func isHex(s string) bool { return hexRE.MatchString(s) }

@@ -90,9 +90,8 @@ func textSkipped(rep *merge.Report) string {
 	if len(skipped) == 0 {
 		return ""
 	}
-	items := make([]string, len(skipped))
-	for i, c := range skipped {
-		items[i] = termText(c.Label(), skippedNameCut) + " (" + termText(c.SkipReason, detailCut) + ")"
-	}
+	items := mapped(skipped, func(c merge.Case) string {
+		return termText(c.Label(), skippedNameCut) + " (" + termText(c.SkipReason, detailCut) + ")"
+	})
 	return "Skipped: " + strings.Join(items, ", ") + "\n"
 }

@@ -2,12 +2,12 @@ package render
 
 import (
 	"fmt"
-	"slices"
 	"strings"
 	"unicode"
 
 	"github.com/ovg-project/ci-report/internal/marker"
 	"github.com/ovg-project/ci-report/internal/text"
+	"github.com/ovg-project/ci-report/merge"
 )
 
 // Suite is what sets one suite's documents apart from the others' in a
@@ -73,14 +73,10 @@ func (r *renderer) sectionName() string {
 // no engine and no case (docs/render.md §13).
 func (r *renderer) suiteSectionWith(p sectionPlan) (string, error) {
 	w := &writer{}
-	var legs []string // the matrix legs of the parts (docs/formats.md §7.2), in part order
-	for _, p := range r.rep.Parts {
-		if p.Leg != "" && !slices.Contains(legs, p.Leg) {
-			legs = append(legs, p.Leg)
-		}
-	}
+	// The matrix legs of the parts (docs/formats.md §7.2), in part order.
+	legs := mapped(r.rep.Parts, func(p merge.PartStatus) string { return p.Leg })
 	when := r.when(r.profile, "")
-	when["Legs"] = text.Plain(strings.Join(legs, "; "))
+	when["Legs"] = text.Plain(joinDistinct(legs, "; "))
 	when["Cases"] = len(r.rep.Cases)
 	when["Parts"] = len(r.rep.Parts)
 	sentence := w.t("when_suite", when)

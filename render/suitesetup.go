@@ -44,11 +44,9 @@ func (c Config) validateSetup() error {
 // setupWords is properties as a setup line says them: `device: CPU; dtype:
 // FP32`.
 func setupWords(ps []collect.Property) string {
-	said := make([]string, len(ps))
-	for i, p := range ps {
-		said[i] = text.Plain(text.CutLine(p.Name, 40) + ": " + text.CutLine(p.Value, setupValueCut))
-	}
-	return strings.Join(said, "; ")
+	return strings.Join(mapped(ps, func(p collect.Property) string {
+		return text.Plain(text.CutLine(p.Name, 40) + ": " + text.CutLine(p.Value, setupValueCut))
+	}), "; ")
 }
 
 // commonMost are the properties the sets share, each set's others, and the
@@ -101,10 +99,8 @@ func lacksWords(names []string) string {
 	if len(names) == 0 {
 		return ""
 	}
-	for i, n := range names {
-		names[i] = text.Plain(text.CutLine(n, 40))
-	}
-	return "; no " + strings.Join(names, ", ")
+	plain := func(n string) string { return text.Plain(text.CutLine(n, 40)) }
+	return "; no " + strings.Join(mapped(names, plain), ", ")
 }
 
 // setupBlock is the setup of an imported suite (docs/render.md §12.6); ""

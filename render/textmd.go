@@ -100,9 +100,7 @@ func (c *mdText) block(n ast.Node, width int) []string {
 		var out []string
 		for _, seg := range n.Lines().Sliced(0, n.Lines().Len()) {
 			l := text.Inert(strings.TrimRight(string(seg.Value(c.src)), "\r\n"))
-			for _, part := range wrapCode(l, width-2) {
-				out = append(out, "  "+part)
-			}
+			out = append(out, mapped(wrapCode(l, width-2), func(p string) string { return "  " + p })...)
 		}
 		return out
 	case *ast.HTMLBlock:

@@ -134,10 +134,9 @@ func (t *textView) problems() {
 	if len(t.r.rep.Problems) == 0 {
 		return
 	}
-	rows := make([][]string, len(t.r.rep.Problems))
-	for i, msg := range t.r.rep.Problems {
-		rows[i] = []string{termText(msg.String(), problemCut)}
-	}
+	rows := mapped(t.r.rep.Problems, func(p collect.Problem) []string {
+		return []string{termText(p.String(), problemCut)}
+	})
 	t.write(termTable([]string{"could not be read"}, rows, t.width))
 }
 
@@ -180,10 +179,8 @@ func (t *textView) failed(rows []caseRow) {
 	for i, g := range rows {
 		c := g.first()
 		why := termText(c.ClassWhy, collect.ClassWhyMax)
-		names, briefs := make([]string, len(g.cases)), make([]string, len(g.cases))
-		for j, m := range g.cases {
-			names[j], briefs[j] = termText(m.Label(), textNameCut), ix.brief(m.Name)
-		}
+		names := mapped(g.cases, func(m *merge.Case) string { return termText(m.Label(), textNameCut) })
+		briefs := mapped(g.cases, func(m *merge.Case) string { return ix.brief(m.Name) })
 		name := strings.Join(names, ", ")
 		if len(g.cases) > 1 {
 			name = itoa(len(g.cases)) + " cases: " + name

@@ -5,7 +5,6 @@ import (
 	"math"
 	"path"
 	"slices"
-	"sort"
 	"strings"
 	"time"
 
@@ -233,7 +232,7 @@ func sparkline(values []float64) string {
 
 // metricHistoryBlock is the comment's metric history (docs/render.md §11).
 func (r *renderer) metricHistoryBlock(w *writer) string {
-	if r.hist == nil || len(r.hist.runs) == 0 {
+	if r.hist == nil {
 		return ""
 	}
 	earlier := make([]map[metricKey]*HistoryMetric, len(r.hist.runs))
@@ -335,7 +334,7 @@ func (r *renderer) regressions() []regression {
 		out[k].cases = append(out[k].cases, c)
 	}
 	// Newest run first: the smallest range of commits leads.
-	sort.SliceStable(out, func(i, j int) bool { return lessDigits(out[j].run.Run, out[i].run.Run) })
+	slices.SortStableFunc(out, func(a, b regression) int { return cmpDigits(b.run.Run, a.run.Run) })
 	return out
 }
 
