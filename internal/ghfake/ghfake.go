@@ -210,13 +210,11 @@ func (f *Server) lagged(n int, is *Issue) (body string, updated time.Time) {
 	if f.ReadLag <= 0 || len(hs) == 0 {
 		return is.Body, is.UpdatedAt
 	}
-	seen := f.now().Add(-f.ReadLag)
-	for i := len(hs) - 1; i > 0; i-- {
-		if !hs[i].from.After(seen) {
-			return hs[i].body, hs[i].updated
-		}
+	seen, i := f.now().Add(-f.ReadLag), len(hs)-1
+	for i > 0 && hs[i].from.After(seen) {
+		i--
 	}
-	return hs[0].body, hs[0].updated
+	return hs[i].body, hs[i].updated
 }
 
 // pendingWrite is a late body PATCH not applied yet.
@@ -268,19 +266,14 @@ func (f *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		f.Hold(r, true)
 	}
 	w.Header().Set("X-GitHub-Api-Version-Selected", "2022-11-28")
+	w.Header().Set("Content-Type", "application/json; charset=utf-8")
 	for k, v := range hdr {
 		w.Header().Set(k, v)
 	}
-	ctype, out := "application/json; charset=utf-8", []byte(nil)
-	switch b := resp.(type) {
-	case rawBody:
-		out = b
-	case htmlBody:
-		ctype, out = "text/html", []byte(b)
-	default:
+	out, raw := resp.([]byte) // Fault.Raw and Fault.HTML, sent as they are
+	if !raw {
 		out, _ = json.Marshal(resp)
 	}
-	w.Header().Set("Content-Type", ctype)
 	w.WriteHeader(status)
 	w.Write(out)
 }
@@ -335,12 +328,6 @@ func take(skip, times *int) bool {
 	return true
 }
 
-// htmlBody is an answer that is not JSON (Fault.HTML).
-type htmlBody string
-
-// rawBody is an answer sent as is (Fault.Raw).
-type rawBody []byte
-
 type answer = map[string]string
 
 // Message is GitHub's shape of a refusal.
@@ -373,12 +360,14 @@ func (f *Server) route(r *http.Request, body []byte) (int, any, answer) {
 		if ft.Landed {
 			f.handle(r, body)
 		}
-		hdr := maps.Clone(ft.Header)
+		hdr := answer{}
+		maps.Copy(hdr, ft.Header)
 		if ft.HTML != "" {
-			return ft.Status, htmlBody(ft.HTML), hdr
+			hdr["Content-Type"] = "text/html"
+			return ft.Status, []byte(ft.HTML), hdr
 		}
 		if ft.Raw != nil {
-			return ft.Status, rawBody(ft.Raw), hdr
+			return ft.Status, ft.Raw, hdr
 		}
 		msg := map[string]any{}
 		if ft.Body != "" {
@@ -510,12 +499,11 @@ func (f *Server) compare(repo, pair string) (int, any, answer) {
 // run answers a workflow run of RunsRepo.
 func (f *Server) run(repo, num string) (int, any, answer) {
 	id, _ := strconv.ParseInt(num, 10, 64)
-	for _, run := range f.Runs {
-		if repo == f.runsRepo() && run.ID == id {
-			return 200, run.json(), nil
-		}
+	i := slices.IndexFunc(f.Runs, func(run Run) bool { return run.ID == id })
+	if repo != f.runsRepo() || i < 0 {
+		return notFound()
 	}
-	return notFound()
+	return 200, f.Runs[i].json(), nil
 }
 
 // runs lists the runs of a workflow file of RunsRepo, filtered by branch
@@ -672,26 +660,24 @@ func (f *Server) comments(r *http.Request, num string, in payload) (int, any, an
 // comment reads or edits one comment; only its author may edit it.
 func (f *Server) comment(r *http.Request, num string, in payload) (int, any, answer) {
 	id, _ := strconv.ParseInt(num, 10, 64)
-	for _, c := range f.Comments {
-		if c.ID != id {
-			continue
-		}
-		switch r.Method {
-		case http.MethodGet:
-			return 200, f.commentJSON(c), nil
-		case http.MethodPatch:
-			if !strings.EqualFold(c.Author, f.identity()) {
-				return refusal(http.StatusForbidden, "Resource not accessible by integration", "https://docs.github.com/rest/issues/comments#update-an-issue-comment")
-			}
-			if is := f.Issues[c.Issue]; is != nil && is.Locked {
-				return lockedRefusal("update")
-			}
-			if in.Body != nil {
-				c.Body = *in.Body
-			}
-			return 200, f.commentJSON(c), nil
-		}
+	i := slices.IndexFunc(f.Comments, func(c *Comment) bool { return c.ID == id })
+	if i < 0 {
 		return notFound()
+	}
+	switch c := f.Comments[i]; r.Method {
+	case http.MethodGet:
+		return 200, f.commentJSON(c), nil
+	case http.MethodPatch:
+		if !strings.EqualFold(c.Author, f.identity()) {
+			return refusal(http.StatusForbidden, "Resource not accessible by integration", "https://docs.github.com/rest/issues/comments#update-an-issue-comment")
+		}
+		if is := f.Issues[c.Issue]; is != nil && is.Locked {
+			return lockedRefusal("update")
+		}
+		if in.Body != nil {
+			c.Body = *in.Body
+		}
+		return 200, f.commentJSON(c), nil
 	}
 	return notFound()
 }
@@ -856,11 +842,7 @@ func (f *Server) identity() string {
 // (default 30, at most 100 and PageSize), with GitHub's Link header.
 func (f *Server) page(r *http.Request, items []any) ([]any, answer) {
 	q := r.URL.Query()
-	per := atoi(q.Get("per_page"))
-	if per <= 0 {
-		per = 30
-	}
-	per = min(per, 100)
+	per := min(cmp.Or(max(atoi(q.Get("per_page")), 0), 30), 100)
 	if f.PageSize > 0 {
 		per = min(per, f.PageSize)
 	}
