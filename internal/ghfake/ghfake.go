@@ -753,12 +753,23 @@ const (
 )
 
 // checkRun creates (POST .../check-runs) or updates (PATCH
-// .../check-runs/{id}) a check run, refusing what GitHub refuses.
+// .../check-runs/{id}) a check run, refusing (422) what GitHub refuses.
 func (f *Server) checkRun(r *http.Request, rest []string, in payload) (int, any, answer) {
-	if st, resp, ok := checkRunValid(in, r.Method == http.MethodPost); !ok {
-		return st, resp, nil
+	bad := func(field, msg string) (int, any, answer) {
+		return 422, map[string]any{"message": "Invalid request.\n\n" + msg,
+			"errors": []any{map[string]any{"resource": "CheckRun", "field": field, "code": "invalid"}}}, nil
 	}
 	switch {
+	case r.Method == http.MethodPost && (in.Name == "" || !shaRE.MatchString(in.HeadSHA)):
+		return bad("head_sha", "name and a 40-digit head_sha are required.")
+	case in.Status == "completed" && in.Conclusion == "":
+		return bad("conclusion", "conclusion is required when status is completed.")
+	case in.Output != nil && (in.Output.Title == nil || in.Output.Summary == nil):
+		return bad("output", "title and summary are required in output.")
+	case in.Output != nil && len([]rune(*in.Output.Summary)) > maxRunSummary:
+		return bad("output", "summary is too long (maximum is 65535 characters).")
+	case in.Output != nil && len(in.Output.Annotations) > maxRunAnnotations:
+		return bad("output", "annotations: at most 50 per request.")
 	case len(rest) == 0 && r.Method == http.MethodPost:
 		c := &CheckRun{ID: 7000 + int64(len(f.CheckRuns)), Name: in.Name, HeadSHA: in.HeadSHA}
 		f.CheckRuns = append(f.CheckRuns, c)
@@ -773,27 +784,6 @@ func (f *Server) checkRun(r *http.Request, rest []string, in payload) (int, any,
 		}
 	}
 	return notFound()
-}
-
-// checkRunValid refuses a check-run request GitHub would refuse (422).
-func checkRunValid(in payload, create bool) (int, any, bool) {
-	bad := func(field, msg string) (int, any, bool) {
-		return 422, map[string]any{"message": "Invalid request.\n\n" + msg,
-			"errors": []any{map[string]any{"resource": "CheckRun", "field": field, "code": "invalid"}}}, false
-	}
-	switch {
-	case create && (in.Name == "" || !shaRE.MatchString(in.HeadSHA)):
-		return bad("head_sha", "name and a 40-digit head_sha are required.")
-	case in.Status == "completed" && in.Conclusion == "":
-		return bad("conclusion", "conclusion is required when status is completed.")
-	case in.Output != nil && (in.Output.Title == nil || in.Output.Summary == nil):
-		return bad("output", "title and summary are required in output.")
-	case in.Output != nil && len([]rune(*in.Output.Summary)) > maxRunSummary:
-		return bad("output", "summary is too long (maximum is 65535 characters).")
-	case in.Output != nil && len(in.Output.Annotations) > maxRunAnnotations:
-		return bad("output", "annotations: at most 50 per request.")
-	}
-	return 0, nil, true
 }
 
 // apply stores what a create or update says.
@@ -842,11 +832,13 @@ func (f *Server) identity() string {
 // (default 30, at most 100 and PageSize), with GitHub's Link header.
 func (f *Server) page(r *http.Request, items []any) ([]any, answer) {
 	q := r.URL.Query()
-	per := min(cmp.Or(max(atoi(q.Get("per_page")), 0), 30), 100)
+	per, _ := strconv.Atoi(q.Get("per_page"))
+	per = min(cmp.Or(max(per, 0), 30), 100)
 	if f.PageSize > 0 {
 		per = min(per, f.PageSize)
 	}
-	page := max(1, atoi(q.Get("page")))
+	page, _ := strconv.Atoi(q.Get("page"))
+	page = max(1, page)
 	last := max(1, (len(items)+per-1)/per)
 	link := func(p int, rel string) string {
 		u := *r.URL
@@ -870,11 +862,6 @@ func (f *Server) page(r *http.Request, items []any) ([]any, answer) {
 	}
 	lo := min((page-1)*per, len(items))
 	return append([]any{}, items[lo:min(lo+per, len(items))]...), hdr
-}
-
-func atoi(s string) int {
-	n, _ := strconv.Atoi(s)
-	return n
 }
 
 // hasAll: an issue carries every wanted label (GitHub compares them without case).
