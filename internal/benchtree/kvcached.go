@@ -109,9 +109,9 @@ func (c caseSpec) kvcached() bool { return c.layout != "" }
 // summary is summary.json: {"ok": ..., "cases": [...]}, each case made as
 // it is written.
 func summary(cases []caseSpec) obj {
-	results := make([]lazy, len(cases))
+	results := make([]any, len(cases))
 	for i, c := range cases {
-		results[i] = c.result
+		results[i] = lazy(c.result)
 	}
 	return obj{{"ok", !slices.ContainsFunc(cases, func(c caseSpec) bool { return c.fail })}, {"cases", results}}
 }
@@ -227,7 +227,7 @@ func (c caseSpec) log(r *rng) obj {
 }
 
 func setupJSON(engine string, cases []caseSpec) obj {
-	setups := make([]obj, len(cases))
+	setups := make([]any, len(cases))
 	for i, c := range cases {
 		setups[i] = append(obj{{"name", c.name()}}, c.setup()...)
 	}
@@ -241,13 +241,13 @@ func setupJSON(engine string, cases []caseSpec) obj {
 	}
 	return obj{
 		{"profile", "weekly"}, {"kvcached_sha", "3f9e2d1c0b4a59687766554433221100ffeeddcc"},
-		{"gpus", []obj{{{"name", "NVIDIA L4"}, {"memory", "23034 MiB"}, {"driver", "580.95.05"}}}},
+		{"gpus", []any{obj{{"name", "NVIDIA L4"}, {"memory", "23034 MiB"}, {"driver", "580.95.05"}}}},
 		{"engines", obj{{engine, obj{{"image", "vllm/vllm-openai:v0.30.0"}, {"digest", nil}, {"engine", "0.30.0"},
 			{"kvcached", "0.1.6"}, {"torch", "2.13.0"}, {"cuda", "13.0"}, {"env", obj{}}, {"server", "vllm serve MODEL"}}}}},
 		{"stop_signal", "INT"},
 		{"model_revisions", obj{{"Qwen/Qwen2.5-0.5B-Instruct", "7ae557604adf67be50417f59c2c2f167def9a775"}}},
 		{"workload", workload},
 		{"checks", obj{{"server_ready", "the server answers /health within the ready timeout"}}},
-		{"cases", setups}, {"elastic", []obj{}},
+		{"cases", setups}, {"elastic", []any{}},
 	}
 }

@@ -57,8 +57,6 @@ func (p *pyWriter) value(v any, depth int) {
 		array(p, v, depth)
 	case []any:
 		array(p, v, depth)
-	case []obj:
-		array(p, v, depth)
 	case obj:
 		p.items("{}", len(v), depth, func(i int) {
 			p.quote(v[i].K)
@@ -67,8 +65,6 @@ func (p *pyWriter) value(v any, depth int) {
 		})
 	case lazy:
 		p.value(v(), depth)
-	case []lazy:
-		array(p, v, depth)
 	default:
 		panic("benchtree: no JSON form for a value of this type")
 	}
