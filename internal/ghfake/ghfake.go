@@ -33,37 +33,28 @@ const WriterHeader = "X-Test-Writer"
 
 // Issue is an issue, or a pull request as the issues API shows it.
 type Issue struct {
-	Title   string
-	Body    string
-	Labels  []string
-	PR      bool
-	HeadSHA string // pull requests: the head commit GET .../pulls/{n} returns
-	HeadRef string // pull requests: the head branch (in Repo), "feature" when empty
-	Closed  bool
-	Locked  bool // the token's comments on it are refused (403), as GitHub refuses them
-	// UpdatedAt is set by the fake's clock at every change of the body it
-	// makes (zero: updatedEpoch).
-	UpdatedAt time.Time
+	Title, Body string
+	Labels      []string
+	PR          bool
+	HeadSHA     string // pull requests: the head commit GET .../pulls/{n} returns
+	HeadRef     string // pull requests: the head branch (in Repo), "feature" when empty
+	Closed      bool
+	Locked      bool      // the token's comments on it are refused (403), as GitHub refuses them
+	UpdatedAt   time.Time // set by the fake's clock at each change of the body it makes (zero: updatedEpoch)
 }
 
 // Comment is an issue or pull-request comment; an empty Author is a
 // deleted account (GitHub sends "user": null).
 type Comment struct {
-	ID     int64
-	Issue  int
-	Author string
-	Body   string
+	ID           int64
+	Issue        int
+	Author, Body string
 }
 
 // Run is a workflow run of RunsRepo's workflow File.
 type Run struct {
-	ID         int64
-	Title      string
-	HeadSHA    string
-	Branch     string
-	Status     string
-	Conclusion string
-	File       string
+	ID                                               int64
+	Title, HeadSHA, Branch, Status, Conclusion, File string
 }
 
 // CheckRun is a check run; Annotations are every annotation sent, in order
@@ -104,22 +95,18 @@ type Fault struct {
 	HTML   string // the body instead, as text/html: what a proxy in front of GitHub sends
 	// Raw is the body as is, as JSON (an empty 200, a truncated object);
 	// Header may add a longer Content-Length: a body cut off in transit.
-	Raw      []byte
-	Times    int
-	Skip     int
-	Landed   bool
-	EchoAuth bool   // the message echoes the Authorization header, as a hostile proxy might
-	From     string // only requests of that writer (WriterHeader)
+	Raw         []byte
+	Times, Skip int
+	Landed      bool
+	EchoAuth    bool   // the message echoes the Authorization header, as a hostile proxy might
+	From        string // only requests of that writer (WriterHeader)
 }
 
-// Request is one request the fake received, and the status it answered.
+// Request is one request the fake received (URI: its path and query as
+// sent), and the status it answered.
 type Request struct {
-	Method   string
-	URI      string // path and query as sent
-	Path     string
-	RawQuery string
-	Body     string
-	Status   int
+	Method, URI, Path, RawQuery, Body string
+	Status                            int
 }
 
 // Server is the fake. Set its fields before the first request; while
@@ -176,11 +163,10 @@ type Server struct {
 // §6). Due writes are applied before the next request is answered;
 // ApplyPending applies the rest.
 type LateWrite struct {
-	Path  string // the issue's path, e.g. /repos/o/r/issues/7
-	From  string // only this writer's PATCHes (WriterHeader), when set
-	Skip  int
-	Times int
-	Delay time.Duration
+	Path        string // the issue's path, e.g. /repos/o/r/issues/7
+	From        string // only this writer's PATCHes (WriterHeader), when set
+	Skip, Times int
+	Delay       time.Duration
 }
 
 // version is an issue's body and updated_at from a time on (ReadLag).
