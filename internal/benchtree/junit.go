@@ -2,6 +2,7 @@ package benchtree
 
 import (
 	"bufio"
+	"errors"
 	"fmt"
 	"io"
 	"os"
@@ -13,7 +14,44 @@ import (
 // testcases in modules of 50, of which one in 20 fails with an assertion's
 // traceback and one in 25 is skipped. It returns the bytes written.
 func WriteJUnit(path string, n int) (int64, error) {
-	return create(path, func(w *bufio.Writer) { writeJUnit(w, n) })
+	return create(path, func(w *bufio.Writer) {
+		failures, skipped := 0, 0
+		for i := 0; i < n; i++ {
+			switch {
+			case i%20 == 7:
+				failures++
+			case i%25 == 3:
+				skipped++
+			}
+		}
+		fmt.Fprintf(w, `<?xml version="1.0" encoding="utf-8"?><testsuites name="pytest tests"><testsuite name="pytest" errors="0" failures="%d" skipped="%d" tests="%d" time="%d.%03d" timestamp="2026-03-04T10:00:00.123456+00:00" hostname="gpu-runner-1">`,
+			failures, skipped, n, n/100, n%1000)
+		for i := 0; i < n; i++ {
+			class := fmt.Sprintf("tests.test_module_%d", i/50)
+			name := fmt.Sprintf("test_prefill_livelock[seed-%d-refill]", i)
+			t := fmt.Sprintf("%d.%03d", i%7, (i*37)%1000)
+			switch {
+			case i%20 == 7:
+				fmt.Fprintf(w, `<testcase classname="%s" name="%s" time="%s"><failure message="AssertionError: 3/10 requests finished after 500 engine steps&#10;assert 3 == 10">engine = &lt;kvcached_sim.Engine steps=500 running=7&gt;
+seed = %d, mode = 'refill'
+
+    def test_prefill_livelock(engine, seed, mode):
+        finished = engine.run_until_idle(max_steps=500, seed=seed, mode=mode)
+&gt;       assert finished == 10, f"{finished}/10 requests finished after {engine.steps} engine steps"
+E       AssertionError: 3/10 requests finished after 500 engine steps
+E       assert 3 == 10
+
+tests/test_module_%d.py:41: AssertionError</failure><system-out>--------------------------------- Captured Log ---------------------------------
+WARNING  kvcached:engine.py:88 prefill starved: 7 requests waiting for pages
+</system-out></testcase>`, class, name, t, i, i/50)
+			case i%25 == 3:
+				fmt.Fprintf(w, `<testcase classname="%s" name="%s" time="0.000"><skipped type="pytest.skip" message="kvctl has no priority command (kvcached 0.1.5)">/home/runner/work/kvcached/tests/test_module_%d.py:12: kvctl has no priority command (kvcached 0.1.5)</skipped></testcase>`, class, name, i/50)
+			default:
+				fmt.Fprintf(w, `<testcase classname="%s" name="%s" time="%s" />`, class, name, t)
+			}
+		}
+		w.WriteString("</testsuite></testsuites>")
+	})
 }
 
 // WriteJUnitPassing writes to path a pytest report of n testcases that all
@@ -36,64 +74,12 @@ func create(path string, write func(w *bufio.Writer)) (int64, error) {
 	if err != nil {
 		return 0, err
 	}
-	c := &counter{w: f}
-	w := bufio.NewWriterSize(c, 1<<20)
+	w := bufio.NewWriterSize(f, 1<<20)
 	write(w)
-	if err := w.Flush(); err != nil {
-		f.Close()
+	flushErr := w.Flush()
+	size, seekErr := f.Seek(0, io.SeekCurrent)
+	if err := errors.Join(flushErr, seekErr, f.Close()); err != nil {
 		return 0, err
 	}
-	return c.n, f.Close()
-}
-
-// counter is a writer that counts the bytes written through it.
-type counter struct {
-	w io.Writer
-	n int64
-}
-
-func (c *counter) Write(b []byte) (int, error) {
-	k, err := c.w.Write(b)
-	c.n += int64(k)
-	return k, err
-}
-
-// writeJUnit writes WriteJUnit's report to w.
-func writeJUnit(w *bufio.Writer, n int) {
-	failures, skipped := 0, 0
-	for i := 0; i < n; i++ {
-		switch {
-		case i%20 == 7:
-			failures++
-		case i%25 == 3:
-			skipped++
-		}
-	}
-	fmt.Fprintf(w, `<?xml version="1.0" encoding="utf-8"?><testsuites name="pytest tests"><testsuite name="pytest" errors="0" failures="%d" skipped="%d" tests="%d" time="%d.%03d" timestamp="2026-03-04T10:00:00.123456+00:00" hostname="gpu-runner-1">`,
-		failures, skipped, n, n/100, n%1000)
-	for i := 0; i < n; i++ {
-		class := fmt.Sprintf("tests.test_module_%d", i/50)
-		name := fmt.Sprintf("test_prefill_livelock[seed-%d-refill]", i)
-		t := fmt.Sprintf("%d.%03d", i%7, (i*37)%1000)
-		switch {
-		case i%20 == 7:
-			fmt.Fprintf(w, `<testcase classname="%s" name="%s" time="%s"><failure message="AssertionError: 3/10 requests finished after 500 engine steps&#10;assert 3 == 10">engine = &lt;kvcached_sim.Engine steps=500 running=7&gt;
-seed = %d, mode = 'refill'
-
-    def test_prefill_livelock(engine, seed, mode):
-        finished = engine.run_until_idle(max_steps=500, seed=seed, mode=mode)
-&gt;       assert finished == 10, f"{finished}/10 requests finished after {engine.steps} engine steps"
-E       AssertionError: 3/10 requests finished after 500 engine steps
-E       assert 3 == 10
-
-tests/test_module_%d.py:41: AssertionError</failure><system-out>--------------------------------- Captured Log ---------------------------------
-WARNING  kvcached:engine.py:88 prefill starved: 7 requests waiting for pages
-</system-out></testcase>`, class, name, t, i, i/50)
-		case i%25 == 3:
-			fmt.Fprintf(w, `<testcase classname="%s" name="%s" time="0.000"><skipped type="pytest.skip" message="kvctl has no priority command (kvcached 0.1.5)">/home/runner/work/kvcached/tests/test_module_%d.py:12: kvctl has no priority command (kvcached 0.1.5)</skipped></testcase>`, class, name, i/50)
-		default:
-			fmt.Fprintf(w, `<testcase classname="%s" name="%s" time="%s" />`, class, name, t)
-		}
-	}
-	w.WriteString("</testsuite></testsuites>")
+	return size, nil
 }

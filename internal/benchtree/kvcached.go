@@ -6,6 +6,7 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
+	"strconv"
 	"strings"
 )
 
@@ -108,9 +109,9 @@ func (c caseSpec) kvcached() bool { return c.layout != "" }
 // summary is summary.json: {"ok": ..., "cases": [...]}, each case made as
 // it is written.
 func summary(cases []caseSpec) obj {
-	results := make([]lazy, len(cases))
+	results := make([]any, len(cases))
 	for i, c := range cases {
-		results[i] = c.result
+		results[i] = lazy(c.result)
 	}
 	return obj{{"ok", !slices.ContainsFunc(cases, func(c caseSpec) bool { return c.fail })}, {"cases", results}}
 }
@@ -137,8 +138,12 @@ func (c caseSpec) result() obj {
 	check := func(name string, ok bool, detail string) {
 		checks = append(checks, obj{{"name", name}, {"ok", ok}, {"detail", detail}})
 	}
-	check("server_ready", true, "")
-	check("prefix_cache_reset", true, "")
+	pass := func(names ...string) {
+		for _, name := range names {
+			check(name, true, "")
+		}
+	}
+	pass("server_ready", "prefix_cache_reset")
 	for k, ph := range Phases {
 		failing := c.fail && k == 1
 		results := make([]any, ph.Prompts)
@@ -146,35 +151,28 @@ func (c caseSpec) result() obj {
 			results[i] = request(r, ph.Name, ph.MaxToks, failing && i >= ph.Prompts-3)
 		}
 		phases = append(phases, kv{ph.Name, obj{{"name", ph.Name}, {"concurrency", ph.Conc}, {"results", results}}})
-	}
-	for k, ph := range Phases {
 		detail := ""
-		if c.fail && k == 1 {
+		if failing {
 			detail = "0 ReadTimeout: timed out; 0 ReadTimeout: timed out; 0 ReadTimeout: timed out"
 		}
-		check(ph.Name+"_ok", detail == "", detail)
+		check(ph.Name+"_ok", !failing, detail)
 	}
-	passed := []string{"server_alive_after_load", "clean_exit_on_signal", "no_error_signatures"}
+	pass("server_alive_after_load", "clean_exit_on_signal", "no_error_signatures")
 	if c.kvcached() {
-		passed = append(passed, "kvcached_active", "shm_removed", "socket_dirs_removed")
-	}
-	for _, name := range passed {
-		check(name, true, "")
-	}
-	if !c.kvcached() {
+		pass("kvcached_active", "shm_removed", "socket_dirs_removed")
+	} else {
 		check("kvcached_inactive", true, "0 [kvcached] lines")
 	}
-	check("no_gpu_process_left", true, "")
+	pass("no_gpu_process_left")
 	if c.kvcached() {
 		for _, ph := range []string{"gen_seq", "apc_0", "apc_1", "apc_2"} {
-			check(ph+"_tokens_equal", true, "")
+			pass(ph + "_tokens_equal")
 			if strings.HasPrefix(ph, "apc") {
 				check(ph+"_cached_tokens_equal", true, "kvcached [1296, 1296, 1296, 1296] vs native [1296, 1296, 1296, 1296]")
 			}
 		}
 	}
-	ok := !c.fail
-	return obj{{"name", c.name()}, {"ok", ok}, {"checks", checks}, {"log", c.log(r)}, {"phases", phases}}
+	return obj{{"name", c.name()}, {"ok", !c.fail}, {"checks", checks}, {"log", c.log(r)}, {"phases", phases}}
 }
 
 // request is one Result: greedy tokens and their text, or a transport
@@ -203,15 +201,10 @@ func request(r *rng, phase string, maxTokens int, failed bool) obj {
 
 func (c caseSpec) setup() obj {
 	env := obj{{"ENABLE_KVCACHED", "false"}, {"KVCACHED_AUTOPATCH", "0"}}
-	if c.kvcached() {
-		contiguous := "false"
-		if c.layout == "c1" {
-			contiguous = "true"
-		}
-		env = obj{{"ENABLE_KVCACHED", "true"}, {"KVCACHED_AUTOPATCH", "1"}, {"KVCACHED_CONTIGUOUS_LAYOUT", contiguous}}
-	}
 	var layout any
-	if c.layout != "" {
+	if c.kvcached() {
+		env = obj{{"ENABLE_KVCACHED", "true"}, {"KVCACHED_AUTOPATCH", "1"},
+			{"KVCACHED_CONTIGUOUS_LAYOUT", strconv.FormatBool(c.layout == "c1")}}
 		layout = c.layout
 	}
 	return obj{{"engine", c.engine}, {"model", c.model}, {"hf_id", "Qwen/Qwen2.5-0.5B-Instruct"}, {"layout", layout},
@@ -234,7 +227,7 @@ func (c caseSpec) log(r *rng) obj {
 }
 
 func setupJSON(engine string, cases []caseSpec) obj {
-	setups := make([]obj, len(cases))
+	setups := make([]any, len(cases))
 	for i, c := range cases {
 		setups[i] = append(obj{{"name", c.name()}}, c.setup()...)
 	}
@@ -248,13 +241,13 @@ func setupJSON(engine string, cases []caseSpec) obj {
 	}
 	return obj{
 		{"profile", "weekly"}, {"kvcached_sha", "3f9e2d1c0b4a59687766554433221100ffeeddcc"},
-		{"gpus", []obj{{{"name", "NVIDIA L4"}, {"memory", "23034 MiB"}, {"driver", "580.95.05"}}}},
+		{"gpus", []any{obj{{"name", "NVIDIA L4"}, {"memory", "23034 MiB"}, {"driver", "580.95.05"}}}},
 		{"engines", obj{{engine, obj{{"image", "vllm/vllm-openai:v0.30.0"}, {"digest", nil}, {"engine", "0.30.0"},
 			{"kvcached", "0.1.6"}, {"torch", "2.13.0"}, {"cuda", "13.0"}, {"env", obj{}}, {"server", "vllm serve MODEL"}}}}},
 		{"stop_signal", "INT"},
 		{"model_revisions", obj{{"Qwen/Qwen2.5-0.5B-Instruct", "7ae557604adf67be50417f59c2c2f167def9a775"}}},
 		{"workload", workload},
 		{"checks", obj{{"server_ready", "the server answers /health within the ready timeout"}}},
-		{"cases", setups}, {"elastic", []obj{}},
+		{"cases", setups}, {"elastic", []any{}},
 	}
 }

@@ -8,10 +8,10 @@ package benchtree
 
 import (
 	"bufio"
-	"bytes"
 	"fmt"
 	"math"
 	"strconv"
+	"strings"
 	"unicode/utf16"
 	"unicode/utf8"
 )
@@ -31,21 +31,9 @@ type lazy func() obj
 // pyWriter writes values as Python's json.dumps(v, indent=1) does (its
 // defaults otherwise: ensure_ascii, item separator "," before a newline,
 // key separator ": ", "[]" and "{}" for empty containers, floats by repr).
-type pyWriter struct {
-	w   *bufio.Writer
-	num []byte
-}
+type pyWriter struct{ w *bufio.Writer }
 
 func (p *pyWriter) str(s string) { _, _ = p.w.WriteString(s) }
-func (p *pyWriter) byte(c byte)  { _ = p.w.WriteByte(c) }
-
-// newline starts a line indented for depth, one space a level (indent=1).
-func (p *pyWriter) newline(depth int) {
-	p.byte('\n')
-	for i := 0; i < depth; i++ {
-		p.byte(' ')
-	}
-}
 
 // value writes v, which starts at nesting depth (its container's items are
 // indented depth+1).
@@ -56,11 +44,11 @@ func (p *pyWriter) value(v any, depth int) {
 	case bool:
 		p.str(strconv.FormatBool(v))
 	case int:
-		p.int(int64(v))
+		p.str(strconv.Itoa(v))
 	case int64:
-		p.int(v)
+		p.str(strconv.FormatInt(v, 10))
 	case float64:
-		p.float(v)
+		p.str(pyFloat(v))
 	case string:
 		p.quote(v)
 	case []int64:
@@ -69,85 +57,64 @@ func (p *pyWriter) value(v any, depth int) {
 		array(p, v, depth)
 	case []any:
 		array(p, v, depth)
-	case []obj:
-		array(p, v, depth)
 	case obj:
-		p.object(v, depth)
+		p.items("{}", len(v), depth, func(i int) {
+			p.quote(v[i].K)
+			p.str(": ")
+			p.value(v[i].V, depth+1)
+		})
 	case lazy:
 		p.value(v(), depth)
-	case []lazy:
-		array(p, v, depth)
 	default:
 		panic("benchtree: no JSON form for a value of this type")
 	}
 }
 
-func (p *pyWriter) int(n int64) {
-	p.num = strconv.AppendInt(p.num[:0], n, 10)
-	_, _ = p.w.Write(p.num)
-}
-
-// float writes f as Python's float.__repr__: the shortest digits that read
+// pyFloat is Python's float.__repr__ of f: the shortest digits that read
 // back as f, in exponent form below 1e-4 and from 1e16 on, else with at
 // least one digit after the point.
-func (p *pyWriter) float(f float64) {
+func pyFloat(f float64) string {
 	if abs := math.Abs(f); abs != 0 && (abs < 1e-4 || abs >= 1e16) {
-		s := strconv.FormatFloat(f, 'e', -1, 64) // 1e-05, 1.5e+16: Python writes the same
-		p.str(s)
-		return
+		return strconv.FormatFloat(f, 'e', -1, 64) // 1e-05, 1.5e+16: Python writes the same
 	}
-	p.num = strconv.AppendFloat(p.num[:0], f, 'f', -1, 64)
-	if bytes.IndexByte(p.num, '.') < 0 {
-		p.num = append(p.num, '.', '0')
+	s := strconv.FormatFloat(f, 'f', -1, 64)
+	if !strings.Contains(s, ".") {
+		s += ".0"
 	}
-	_, _ = p.w.Write(p.num)
+	return s
 }
 
 func array[T any](p *pyWriter, v []T, depth int) {
-	if len(v) == 0 {
-		p.str("[]")
-		return
-	}
-	p.byte('[')
-	for i, x := range v {
-		if i > 0 {
-			p.byte(',')
-		}
-		p.newline(depth + 1)
-		p.value(x, depth+1)
-	}
-	p.newline(depth)
-	p.byte(']')
+	p.items("[]", len(v), depth, func(i int) { p.value(v[i], depth+1) })
 }
 
-func (p *pyWriter) object(o obj, depth int) {
-	if len(o) == 0 {
-		p.str("{}")
+// items writes a container of n items inside brackets ("[]" or "{}"), each
+// item (written by item) on its own line indented for depth+1, one space a level.
+func (p *pyWriter) items(brackets string, n, depth int, item func(i int)) {
+	if n == 0 {
+		p.str(brackets)
 		return
 	}
-	p.byte('{')
-	for i, f := range o {
+	p.str(brackets[:1])
+	for i := range n {
 		if i > 0 {
-			p.byte(',')
+			p.str(",")
 		}
-		p.newline(depth + 1)
-		p.quote(f.K)
-		p.str(": ")
-		p.value(f.V, depth+1)
+		p.str("\n" + strings.Repeat(" ", depth+1))
+		item(i)
 	}
-	p.newline(depth)
-	p.byte('}')
+	p.str("\n" + strings.Repeat(" ", depth) + brackets[1:])
 }
 
 // quote writes s as json.dumps does with ensure_ascii: the two-character
 // escapes for " \ \n \r \t \b \f, \u00XX for the other control characters
 // and \uXXXX (a surrogate pair above U+FFFF) for every non-ASCII character.
 func (p *pyWriter) quote(s string) {
-	p.byte('"')
+	p.str(`"`)
 	for _, r := range s {
 		switch {
 		case r >= 0x20 && r < utf8.RuneSelf && r != '"' && r != '\\':
-			p.byte(byte(r))
+			_ = p.w.WriteByte(byte(r))
 		case pyEscapes[r] != "":
 			p.str(pyEscapes[r])
 		default:
@@ -156,7 +123,7 @@ func (p *pyWriter) quote(s string) {
 			}
 		}
 	}
-	p.byte('"')
+	p.str(`"`)
 }
 
 // pyEscapes are json.dumps's two-character escapes.

@@ -33,37 +33,28 @@ const WriterHeader = "X-Test-Writer"
 
 // Issue is an issue, or a pull request as the issues API shows it.
 type Issue struct {
-	Title   string
-	Body    string
-	Labels  []string
-	PR      bool
-	HeadSHA string // pull requests: the head commit GET .../pulls/{n} returns
-	HeadRef string // pull requests: the head branch (in Repo), "feature" when empty
-	Closed  bool
-	Locked  bool // the token's comments on it are refused (403), as GitHub refuses them
-	// UpdatedAt is set by the fake's clock at every change of the body it
-	// makes (zero: updatedEpoch).
-	UpdatedAt time.Time
+	Title, Body string
+	Labels      []string
+	PR          bool
+	HeadSHA     string // pull requests: the head commit GET .../pulls/{n} returns
+	HeadRef     string // pull requests: the head branch (in Repo), "feature" when empty
+	Closed      bool
+	Locked      bool      // the token's comments on it are refused (403), as GitHub refuses them
+	UpdatedAt   time.Time // set by the fake's clock at each change of the body it makes (zero: updatedEpoch)
 }
 
 // Comment is an issue or pull-request comment; an empty Author is a
 // deleted account (GitHub sends "user": null).
 type Comment struct {
-	ID     int64
-	Issue  int
-	Author string
-	Body   string
+	ID           int64
+	Issue        int
+	Author, Body string
 }
 
 // Run is a workflow run of RunsRepo's workflow File.
 type Run struct {
-	ID         int64
-	Title      string
-	HeadSHA    string
-	Branch     string
-	Status     string
-	Conclusion string
-	File       string
+	ID                                               int64
+	Title, HeadSHA, Branch, Status, Conclusion, File string
 }
 
 // CheckRun is a check run; Annotations are every annotation sent, in order
@@ -104,22 +95,18 @@ type Fault struct {
 	HTML   string // the body instead, as text/html: what a proxy in front of GitHub sends
 	// Raw is the body as is, as JSON (an empty 200, a truncated object);
 	// Header may add a longer Content-Length: a body cut off in transit.
-	Raw      []byte
-	Times    int
-	Skip     int
-	Landed   bool
-	EchoAuth bool   // the message echoes the Authorization header, as a hostile proxy might
-	From     string // only requests of that writer (WriterHeader)
+	Raw         []byte
+	Times, Skip int
+	Landed      bool
+	EchoAuth    bool   // the message echoes the Authorization header, as a hostile proxy might
+	From        string // only requests of that writer (WriterHeader)
 }
 
-// Request is one request the fake received, and the status it answered.
+// Request is one request the fake received (URI: its path and query as
+// sent), and the status it answered.
 type Request struct {
-	Method   string
-	URI      string // path and query as sent
-	Path     string
-	RawQuery string
-	Body     string
-	Status   int
+	Method, URI, Path, RawQuery, Body string
+	Status                            int
 }
 
 // Server is the fake. Set its fields before the first request; while
@@ -176,11 +163,10 @@ type Server struct {
 // §6). Due writes are applied before the next request is answered;
 // ApplyPending applies the rest.
 type LateWrite struct {
-	Path  string // the issue's path, e.g. /repos/o/r/issues/7
-	From  string // only this writer's PATCHes (WriterHeader), when set
-	Skip  int
-	Times int
-	Delay time.Duration
+	Path        string // the issue's path, e.g. /repos/o/r/issues/7
+	From        string // only this writer's PATCHes (WriterHeader), when set
+	Skip, Times int
+	Delay       time.Duration
 }
 
 // version is an issue's body and updated_at from a time on (ReadLag).
@@ -210,13 +196,11 @@ func (f *Server) lagged(n int, is *Issue) (body string, updated time.Time) {
 	if f.ReadLag <= 0 || len(hs) == 0 {
 		return is.Body, is.UpdatedAt
 	}
-	seen := f.now().Add(-f.ReadLag)
-	for i := len(hs) - 1; i > 0; i-- {
-		if !hs[i].from.After(seen) {
-			return hs[i].body, hs[i].updated
-		}
+	seen, i := f.now().Add(-f.ReadLag), len(hs)-1
+	for i > 0 && hs[i].from.After(seen) {
+		i--
 	}
-	return hs[0].body, hs[0].updated
+	return hs[i].body, hs[i].updated
 }
 
 // pendingWrite is a late body PATCH not applied yet.
@@ -268,19 +252,14 @@ func (f *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		f.Hold(r, true)
 	}
 	w.Header().Set("X-GitHub-Api-Version-Selected", "2022-11-28")
+	w.Header().Set("Content-Type", "application/json; charset=utf-8")
 	for k, v := range hdr {
 		w.Header().Set(k, v)
 	}
-	ctype, out := "application/json; charset=utf-8", []byte(nil)
-	switch b := resp.(type) {
-	case rawBody:
-		out = b
-	case htmlBody:
-		ctype, out = "text/html", []byte(b)
-	default:
+	out, raw := resp.([]byte) // Fault.Raw and Fault.HTML, sent as they are
+	if !raw {
 		out, _ = json.Marshal(resp)
 	}
-	w.Header().Set("Content-Type", ctype)
 	w.WriteHeader(status)
 	w.Write(out)
 }
@@ -335,12 +314,6 @@ func take(skip, times *int) bool {
 	return true
 }
 
-// htmlBody is an answer that is not JSON (Fault.HTML).
-type htmlBody string
-
-// rawBody is an answer sent as is (Fault.Raw).
-type rawBody []byte
-
 type answer = map[string]string
 
 // Message is GitHub's shape of a refusal.
@@ -373,12 +346,14 @@ func (f *Server) route(r *http.Request, body []byte) (int, any, answer) {
 		if ft.Landed {
 			f.handle(r, body)
 		}
-		hdr := maps.Clone(ft.Header)
+		hdr := answer{}
+		maps.Copy(hdr, ft.Header)
 		if ft.HTML != "" {
-			return ft.Status, htmlBody(ft.HTML), hdr
+			hdr["Content-Type"] = "text/html"
+			return ft.Status, []byte(ft.HTML), hdr
 		}
 		if ft.Raw != nil {
-			return ft.Status, rawBody(ft.Raw), hdr
+			return ft.Status, ft.Raw, hdr
 		}
 		msg := map[string]any{}
 		if ft.Body != "" {
@@ -510,12 +485,11 @@ func (f *Server) compare(repo, pair string) (int, any, answer) {
 // run answers a workflow run of RunsRepo.
 func (f *Server) run(repo, num string) (int, any, answer) {
 	id, _ := strconv.ParseInt(num, 10, 64)
-	for _, run := range f.Runs {
-		if repo == f.runsRepo() && run.ID == id {
-			return 200, run.json(), nil
-		}
+	i := slices.IndexFunc(f.Runs, func(run Run) bool { return run.ID == id })
+	if repo != f.runsRepo() || i < 0 {
+		return notFound()
 	}
-	return notFound()
+	return 200, f.Runs[i].json(), nil
 }
 
 // runs lists the runs of a workflow file of RunsRepo, filtered by branch
@@ -672,26 +646,24 @@ func (f *Server) comments(r *http.Request, num string, in payload) (int, any, an
 // comment reads or edits one comment; only its author may edit it.
 func (f *Server) comment(r *http.Request, num string, in payload) (int, any, answer) {
 	id, _ := strconv.ParseInt(num, 10, 64)
-	for _, c := range f.Comments {
-		if c.ID != id {
-			continue
-		}
-		switch r.Method {
-		case http.MethodGet:
-			return 200, f.commentJSON(c), nil
-		case http.MethodPatch:
-			if !strings.EqualFold(c.Author, f.identity()) {
-				return refusal(http.StatusForbidden, "Resource not accessible by integration", "https://docs.github.com/rest/issues/comments#update-an-issue-comment")
-			}
-			if is := f.Issues[c.Issue]; is != nil && is.Locked {
-				return lockedRefusal("update")
-			}
-			if in.Body != nil {
-				c.Body = *in.Body
-			}
-			return 200, f.commentJSON(c), nil
-		}
+	i := slices.IndexFunc(f.Comments, func(c *Comment) bool { return c.ID == id })
+	if i < 0 {
 		return notFound()
+	}
+	switch c := f.Comments[i]; r.Method {
+	case http.MethodGet:
+		return 200, f.commentJSON(c), nil
+	case http.MethodPatch:
+		if !strings.EqualFold(c.Author, f.identity()) {
+			return refusal(http.StatusForbidden, "Resource not accessible by integration", "https://docs.github.com/rest/issues/comments#update-an-issue-comment")
+		}
+		if is := f.Issues[c.Issue]; is != nil && is.Locked {
+			return lockedRefusal("update")
+		}
+		if in.Body != nil {
+			c.Body = *in.Body
+		}
+		return 200, f.commentJSON(c), nil
 	}
 	return notFound()
 }
@@ -767,12 +739,23 @@ const (
 )
 
 // checkRun creates (POST .../check-runs) or updates (PATCH
-// .../check-runs/{id}) a check run, refusing what GitHub refuses.
+// .../check-runs/{id}) a check run, refusing (422) what GitHub refuses.
 func (f *Server) checkRun(r *http.Request, rest []string, in payload) (int, any, answer) {
-	if st, resp, ok := checkRunValid(in, r.Method == http.MethodPost); !ok {
-		return st, resp, nil
+	bad := func(field, msg string) (int, any, answer) {
+		return 422, map[string]any{"message": "Invalid request.\n\n" + msg,
+			"errors": []any{map[string]any{"resource": "CheckRun", "field": field, "code": "invalid"}}}, nil
 	}
 	switch {
+	case r.Method == http.MethodPost && (in.Name == "" || !shaRE.MatchString(in.HeadSHA)):
+		return bad("head_sha", "name and a 40-digit head_sha are required.")
+	case in.Status == "completed" && in.Conclusion == "":
+		return bad("conclusion", "conclusion is required when status is completed.")
+	case in.Output != nil && (in.Output.Title == nil || in.Output.Summary == nil):
+		return bad("output", "title and summary are required in output.")
+	case in.Output != nil && len([]rune(*in.Output.Summary)) > maxRunSummary:
+		return bad("output", "summary is too long (maximum is 65535 characters).")
+	case in.Output != nil && len(in.Output.Annotations) > maxRunAnnotations:
+		return bad("output", "annotations: at most 50 per request.")
 	case len(rest) == 0 && r.Method == http.MethodPost:
 		c := &CheckRun{ID: 7000 + int64(len(f.CheckRuns)), Name: in.Name, HeadSHA: in.HeadSHA}
 		f.CheckRuns = append(f.CheckRuns, c)
@@ -787,27 +770,6 @@ func (f *Server) checkRun(r *http.Request, rest []string, in payload) (int, any,
 		}
 	}
 	return notFound()
-}
-
-// checkRunValid refuses a check-run request GitHub would refuse (422).
-func checkRunValid(in payload, create bool) (int, any, bool) {
-	bad := func(field, msg string) (int, any, bool) {
-		return 422, map[string]any{"message": "Invalid request.\n\n" + msg,
-			"errors": []any{map[string]any{"resource": "CheckRun", "field": field, "code": "invalid"}}}, false
-	}
-	switch {
-	case create && (in.Name == "" || !shaRE.MatchString(in.HeadSHA)):
-		return bad("head_sha", "name and a 40-digit head_sha are required.")
-	case in.Status == "completed" && in.Conclusion == "":
-		return bad("conclusion", "conclusion is required when status is completed.")
-	case in.Output != nil && (in.Output.Title == nil || in.Output.Summary == nil):
-		return bad("output", "title and summary are required in output.")
-	case in.Output != nil && len([]rune(*in.Output.Summary)) > maxRunSummary:
-		return bad("output", "summary is too long (maximum is 65535 characters).")
-	case in.Output != nil && len(in.Output.Annotations) > maxRunAnnotations:
-		return bad("output", "annotations: at most 50 per request.")
-	}
-	return 0, nil, true
 }
 
 // apply stores what a create or update says.
@@ -856,15 +818,13 @@ func (f *Server) identity() string {
 // (default 30, at most 100 and PageSize), with GitHub's Link header.
 func (f *Server) page(r *http.Request, items []any) ([]any, answer) {
 	q := r.URL.Query()
-	per := atoi(q.Get("per_page"))
-	if per <= 0 {
-		per = 30
-	}
-	per = min(per, 100)
+	per, _ := strconv.Atoi(q.Get("per_page"))
+	per = min(cmp.Or(max(per, 0), 30), 100)
 	if f.PageSize > 0 {
 		per = min(per, f.PageSize)
 	}
-	page := max(1, atoi(q.Get("page")))
+	page, _ := strconv.Atoi(q.Get("page"))
+	page = max(1, page)
 	last := max(1, (len(items)+per-1)/per)
 	link := func(p int, rel string) string {
 		u := *r.URL
@@ -888,11 +848,6 @@ func (f *Server) page(r *http.Request, items []any) ([]any, answer) {
 	}
 	lo := min((page-1)*per, len(items))
 	return append([]any{}, items[lo:min(lo+per, len(items))]...), hdr
-}
-
-func atoi(s string) int {
-	n, _ := strconv.Atoi(s)
-	return n
 }
 
 // hasAll: an issue carries every wanted label (GitHub compares them without case).

@@ -6,6 +6,7 @@ package mdtest
 import (
 	"bytes"
 	"html"
+	"io"
 	"regexp"
 	"slices"
 	"strings"
@@ -36,19 +37,17 @@ type Table struct {
 
 // Column is the body cells under the header named name (nil: none).
 func (t Table) Column(name string) []Cell {
-	for i, h := range t.Header {
-		if h.Text != name {
-			continue
-		}
-		out := make([]Cell, len(t.Rows))
-		for k, r := range t.Rows {
-			if i < len(r) {
-				out[k] = r[i]
-			}
-		}
-		return out
+	i := slices.IndexFunc(t.Header, func(h Cell) bool { return h.Text == name })
+	if i < 0 {
+		return nil
 	}
-	return nil
+	out := make([]Cell, len(t.Rows))
+	for k, r := range t.Rows {
+		if i < len(r) {
+			out[k] = r[i]
+		}
+	}
+	return out
 }
 
 // Texts are the cells' texts.
@@ -217,7 +216,8 @@ func after(src []byte, intro string, want func(ast.Node) bool) ast.Node {
 // cell reads a table cell's text and code spans.
 func cell(n ast.Node, src []byte) Cell {
 	c := Cell{Code: []string{}, Links: []string{}}
-	var b, lines strings.Builder
+	var b, lines strings.Builder // the text with line breaks as spaces, and as newlines
+	both := io.MultiWriter(&b, &lines)
 	walk(n, func(m ast.Node) ast.WalkStatus {
 		switch m := m.(type) {
 		case *ast.Link:
@@ -225,20 +225,16 @@ func cell(n ast.Node, src []byte) Cell {
 		case *ast.CodeSpan:
 			code := leafText(m, src)
 			c.Code = append(c.Code, code)
-			b.WriteString(code)
-			lines.WriteString(code)
+			io.WriteString(both, code)
 			return ast.WalkSkipChildren
 		case *ast.Text:
-			t := util.UnescapePunctuations(m.Segment.Value(src))
-			b.Write(t)
-			lines.Write(t)
+			both.Write(util.UnescapePunctuations(m.Segment.Value(src)))
 			if m.SoftLineBreak() || m.HardLineBreak() {
 				b.WriteByte(' ')
 				lines.WriteByte('\n')
 			}
 		case *ast.String:
-			b.Write(m.Value)
-			lines.Write(m.Value)
+			both.Write(m.Value)
 		}
 		return ast.WalkContinue
 	})
@@ -363,15 +359,18 @@ func Details(src []byte) []Detail {
 		if !ok {
 			continue
 		}
-		raw := htmlText(h, src)
+		raw := string(h.Lines().Value(src))
+		if h.HasClosure() {
+			raw += string(h.ClosureLine.Value(src))
+		}
 		if open < 0 && strings.HasPrefix(raw, "<details") {
-			m := summaryRE.FindStringSubmatch(raw)
-			if m == nil {
-				m = []string{"", ""}
+			var d Detail
+			if m := summaryRE.FindStringSubmatch(raw); m != nil {
+				d.Summary = html.UnescapeString(m[1])
 			}
-			out = append(out, Detail{Summary: html.UnescapeString(m[1])})
+			out = append(out, d)
 			open = lineEnd(src, h)
-			if i := strings.Index(raw, "</details>"); i >= 0 {
+			if strings.Contains(raw, "</details>") {
 				open = -1 // opened and closed in one block: no body
 			}
 			continue
@@ -382,14 +381,6 @@ func Details(src []byte) []Detail {
 		}
 	}
 	return out
-}
-
-// htmlText is a raw HTML block's lines.
-func htmlText(h *ast.HTMLBlock, src []byte) string {
-	if h.HasClosure() {
-		return string(h.Lines().Value(src)) + string(h.ClosureLine.Value(src))
-	}
-	return string(h.Lines().Value(src))
 }
 
 // lineStart is the offset of the line where block n starts.
