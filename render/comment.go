@@ -305,7 +305,8 @@ func (r *renderer) images() string {
 	return strings.Join(imgs, ", ")
 }
 
-// correctness renders the correctness or pull-request comment and the section.
+// correctness renders the correctness or pull-request comment and the
+// issue-description section.
 func (r *renderer) correctness() (Documents, error) {
 	verdict := r.rep.Verdict
 	if verdict == "" {

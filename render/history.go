@@ -566,7 +566,8 @@ func badState(notRun bool, class string, unexplained bool, fp, date string) runS
 	return st
 }
 
-// since is a failed or not-run case's since cell (docs/render.md §11).
+// since is the failed-cases table's since cell of a failed or not-run case
+// (docs/render.md §11; sinceKind).
 func (r *renderer) since(w *writer, c *merge.Case) string {
 	k := r.sinceKind(r.states(c))
 	return w.t(k.kind, k.data)
