@@ -174,10 +174,6 @@ var subreaper struct {
 	gone chan struct{} // closed when the reaper returned
 }
 
-// sweepHook, when set (tests), is told after each sweep of the zombie
-// children left for os/exec (a pidfd holds them) and of those reaped.
-var sweepHook func(left, reaped []int)
-
 // Subreap makes this process a child subreaper for as long as a run needs
 // it and reaps, at each SIGCHLD, the zombie children no os.Process holds.
 // stop ends that for this caller: the last one's stop clears the attribute,
@@ -240,22 +236,14 @@ func sweep() {
 		}
 		return true
 	})
-	var left, reaped []int
-	if len(zombies) > 0 {
-		held := pidfdPids()
-		for _, pid := range zombies {
-			if held[pid] {
-				left = append(left, pid)
-				continue
-			}
-			var ws unix.WaitStatus
-			if got, err := unix.Wait4(pid, &ws, unix.WNOHANG, nil); err == nil && got == pid {
-				reaped = append(reaped, pid)
-			}
-		}
+	if len(zombies) == 0 {
+		return
 	}
-	if sweepHook != nil {
-		sweepHook(left, reaped)
+	held := pidfdPids()
+	for _, pid := range zombies {
+		if !held[pid] {
+			unix.Wait4(pid, nil, unix.WNOHANG, nil)
+		}
 	}
 }
 

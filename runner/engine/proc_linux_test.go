@@ -5,11 +5,11 @@ import (
 	"net"
 	"os"
 	"os/exec"
-	"slices"
 	"strconv"
 	"strings"
 	"syscall"
 	"testing"
+	"time"
 	"unsafe"
 
 	"golang.org/x/sys/unix"
@@ -62,22 +62,8 @@ func TestSubreaperKeepsOrphansTheRuns(t *testing.T) {
 		t.Fatalf("the process started outside the runner: %q, want %q", got, HeldForeign)
 	}
 
-	type sweepSeen struct{ left, reaped []int }
-	sweeps := make(chan sweepSeen, 64)
-	sweepHook = func(left, reaped []int) {
-		select { // never block the reaper: stop waits for it
-		case sweeps <- sweepSeen{left, reaped}:
-		default:
-		}
-	}
 	stop := Subreap()
-	t.Cleanup(func() { sweepHook = nil })
-	stopped := false
-	defer func() {
-		if !stopped {
-			stop()
-		}
-	}()
+	defer stop()
 	if !pidfdsHeld() {
 		t.Skip("os/exec holds no pidfd for its children here: Subreap changes nothing")
 	}
@@ -108,30 +94,43 @@ func TestSubreaperKeepsOrphansTheRuns(t *testing.T) {
 		t.Errorf("the orphan: Under = %q, want %q", got, HeldByCase)
 	}
 
+	// The reaper's sweeps at SIGCHLD reap the orphan; the child os/exec
+	// waits for stays a zombie through them and one more sweep here. A
+	// deadline only ends a hang: nothing else reaps either.
 	waited := exec.Command("sh", "-c", "exit 7")
 	if err := waited.Start(); err != nil {
 		t.Fatal(err)
 	}
 	syscall.Kill(orphan, syscall.SIGKILL)
-	for left, reaped := false, false; !left || !reaped; {
-		s := <-sweeps
-		left = left || slices.Contains(s.left, waited.Process.Pid)
-		reaped = reaped || slices.Contains(s.reaped, orphan)
-		if slices.Contains(s.reaped, waited.Process.Pid) {
-			t.Fatalf("the sweep reaped %d, a child exec.Cmd.Wait waits for", waited.Process.Pid)
+	awaitProc(t, orphan, "reaped", func(_ byte, ok bool) bool { return !ok })
+	awaitProc(t, waited.Process.Pid, "a zombie", func(state byte, ok bool) bool {
+		if !ok {
+			t.Fatalf("the child exec.Cmd.Wait waits for, %d, was reaped before Wait", waited.Process.Pid)
 		}
-	}
-	if _, _, _, ok := procStat(procFS, orphan); ok {
-		t.Errorf("the orphan %d is still in /proc after it was reaped", orphan)
-	}
+		return state == 'Z'
+	})
+	sweep()
 	var ee *exec.ExitError
 	if err := waited.Wait(); !errors.As(err, &ee) || ee.ExitCode() != 7 {
 		t.Errorf("exec.Cmd.Wait: %v, want exit status 7", err)
 	}
 	stop()
-	stopped = true
 	if subreaperOn(t) {
 		t.Error("still a child subreaper after the last stop")
+	}
+}
+
+// awaitProc waits until done holds of pid's /proc state (ok false: gone),
+// failing the test only after killGuard, a hang.
+func awaitProc(t *testing.T, pid int, what string, done func(state byte, ok bool) bool) {
+	t.Helper()
+	for end := time.Now().Add(killGuard); ; time.Sleep(10 * time.Millisecond) {
+		if state, _, _, ok := procStat(procFS, pid); done(state, ok) {
+			return
+		}
+		if time.Now().After(end) {
+			t.Fatalf("process %d: not %s within %v", pid, what, killGuard)
+		}
 	}
 }
 
