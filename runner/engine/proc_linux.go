@@ -2,6 +2,8 @@ package engine
 
 import (
 	"bytes"
+	"errors"
+	"io/fs"
 	"os"
 	"os/exec"
 	"os/signal"
@@ -224,10 +226,16 @@ func reap(sig chan os.Signal, done, gone chan struct{}) {
 }
 
 // sweep reaps this process's zombie children that no pidfd of this process
-// names. The children are read before the pidfds: a child os/exec started
-// has its pidfd from its birth until Wait has reaped it, so one without is
-// either not os/exec's or already reaped (wait4 then fails with ECHILD).
+// names, holding syscall.ForkLock so that os/exec starts no child meanwhile.
+// The children are read before the pidfds: a child os/exec started has its
+// pidfd from its birth until Wait has reaped it, so a zombie without one is
+// not os/exec's, or was reaped since: wait4 then fails with ECHILD, or finds
+// an orphan adopted meanwhile under the reused pid, also one to reap (no
+// child of this process's own can take it while ForkLock is held). Without
+// a full read of the pidfds nothing is reaped.
 func sweep() {
+	syscall.ForkLock.RLock()
+	defer syscall.ForkLock.RUnlock()
 	self := os.Getpid()
 	var zombies []int
 	eachProc(procFS, func(pid int, state byte, ppid, _ int) bool {
@@ -239,30 +247,33 @@ func sweep() {
 	if len(zombies) == 0 {
 		return
 	}
-	held := pidfdPids()
-	for _, pid := range zombies {
-		if !held[pid] {
-			unix.Wait4(pid, nil, unix.WNOHANG, nil)
+	if held, err := pidfdPids(); err == nil {
+		for _, pid := range zombies {
+			if !held[pid] {
+				unix.Wait4(pid, nil, unix.WNOHANG, nil)
+			}
 		}
 	}
 }
 
 // pidfdPids is the set of processes a pidfd open in this process names: its
 // /proc/self/fd links to `anon_inode:[pidfd]` (`pidfd:[...]` with pidfs) and
-// the `Pid:` line of their /proc/self/fdinfo (proc(5)).
-func pidfdPids() map[int]bool {
-	out := map[int]bool{}
+// the `Pid:` line of their /proc/self/fdinfo (proc(5)). An fd closed while
+// it is read is skipped; any other failure is an error.
+func pidfdPids() (map[int]bool, error) {
 	ents, err := os.ReadDir(procFS + "/self/fd")
 	if err != nil {
-		return out
+		return nil, err
 	}
+	out := map[int]bool{}
 	for _, e := range ents {
-		if link, err := os.Readlink(procFS + "/self/fd/" + e.Name()); err != nil || !strings.Contains(link, "pidfd") {
-			continue
+		link, err := os.Readlink(procFS + "/self/fd/" + e.Name())
+		var info []byte
+		if err == nil && strings.Contains(link, "pidfd") {
+			info, err = os.ReadFile(procFS + "/self/fdinfo/" + e.Name())
 		}
-		info, err := os.ReadFile(procFS + "/self/fdinfo/" + e.Name())
-		if err != nil {
-			continue
+		if err != nil && !errors.Is(err, fs.ErrNotExist) {
+			return nil, err
 		}
 		for line := range strings.Lines(string(info)) {
 			if v, ok := strings.CutPrefix(line, "Pid:"); ok {
@@ -272,7 +283,7 @@ func pidfdPids() map[int]bool {
 			}
 		}
 	}
-	return out
+	return out, nil
 }
 
 // pidfdsHeld says that os holds a pidfd for a process it finds, as it does
@@ -284,5 +295,6 @@ func pidfdsHeld() bool {
 		return false
 	}
 	defer p.Release()
-	return pidfdPids()[os.Getpid()]
+	held, _ := pidfdPids()
+	return held[os.Getpid()]
 }
