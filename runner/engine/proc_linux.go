@@ -171,58 +171,51 @@ func Tree(root int) []int {
 // in this process is one nobody will wait for.
 var subreaper struct {
 	mu   sync.Mutex
-	runs int           // Subreap calls not yet stopped
-	done chan struct{} // closed to stop the reaper
-	gone chan struct{} // closed when the reaper returned
+	runs int       // Subreap calls not yet stopped
+	reap sync.Once // starts the reaper, which never stops
 }
 
 // Subreap makes this process a child subreaper for as long as a run needs
-// it and reaps, at each SIGCHLD, the zombie children no os.Process holds.
-// stop ends that for this caller: the last one's stop clears the attribute,
-// stops the reaper and reaps once more. Where os/exec holds no pidfd for its
-// children (a kernel before 5.4, a seccomp filter), nothing is changed, as a
-// child could not be told from an orphan.
+// it; stop ends that for this caller, the last one's clears the attribute.
+// The first call starts a reaper that sweeps at each SIGCHLD from then on:
+// an orphan adopted during a run stays this process's child after the last
+// stop and is reaped whenever it exits. It is left running, as it would
+// have been under init: the runner kills only the server groups it started,
+// and cannot tell an orphan of its runs from one another part of this
+// process made. A buffer of one signal is enough: signals coalesce, a sweep
+// reaps every zombie it reads, and a signal that finds the buffer full came
+// before the sweep that will empty it. Where os holds no pidfd for its
+// children (a kernel before 5.4, a seccomp filter), nothing is changed, as
+// a child could not be told from an orphan.
 func Subreap() (stop func()) {
 	s := &subreaper
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if s.runs == 0 {
-		if !pidfdsHeld() || unix.Prctl(unix.PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0) != nil {
+		if !pidfdsHeld() {
 			return func() {}
 		}
-		s.done, s.gone = make(chan struct{}), make(chan struct{})
-		sig := make(chan os.Signal, 1)
-		signal.Notify(sig, syscall.SIGCHLD)
-		go reap(sig, s.done, s.gone)
-	}
-	s.runs++
-	var once sync.Once
-	return func() {
-		once.Do(func() {
-			s.mu.Lock()
-			defer s.mu.Unlock()
-			if s.runs--; s.runs == 0 {
-				unix.Prctl(unix.PR_SET_CHILD_SUBREAPER, 0, 0, 0, 0)
-				close(s.done)
-				<-s.gone
-			}
+		s.reap.Do(func() { // before the attribute: no orphan's exit is missed
+			sig := make(chan os.Signal, 1)
+			signal.Notify(sig, syscall.SIGCHLD)
+			go func() {
+				for range sig {
+					sweep()
+				}
+			}()
 		})
-	}
-}
-
-// reap sweeps at each signal on sig until done is closed, then once more.
-func reap(sig chan os.Signal, done, gone chan struct{}) {
-	defer close(gone)
-	defer signal.Stop(sig)
-	for {
-		select {
-		case <-sig:
-			sweep()
-		case <-done:
-			sweep()
-			return
+		if unix.Prctl(unix.PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0) != nil {
+			return func() {}
 		}
 	}
+	s.runs++
+	return sync.OnceFunc(func() {
+		s.mu.Lock()
+		defer s.mu.Unlock()
+		if s.runs--; s.runs == 0 {
+			unix.Prctl(unix.PR_SET_CHILD_SUBREAPER, 0, 0, 0, 0)
+		}
+	})
 }
 
 // sweep reaps this process's zombie children that no pidfd of this process
