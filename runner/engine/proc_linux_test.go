@@ -7,6 +7,7 @@ import (
 	"os/exec"
 	"strconv"
 	"strings"
+	"sync"
 	"syscall"
 	"testing"
 	"time"
@@ -19,8 +20,9 @@ import (
 // own when group) with a new listener on 127.0.0.1 as its fd 3, and closes
 // this process's copy once sh has exited, so that CMD's process, now an
 // orphan, is the port's only holder. It returns the port, sh's pid (its
-// group) and the orphan's pid, killed when the test ends.
-func holdInOrphan(t *testing.T, cmd string, group bool) (port, sh, orphan int) {
+// group), the orphan's pid and kill, which kills it by the test's end, at
+// most once (a second kill could hit its pid reaped and reused since).
+func holdInOrphan(t *testing.T, cmd string, group bool) (port, sh, orphan int, kill func()) {
 	t.Helper()
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
@@ -43,8 +45,9 @@ func holdInOrphan(t *testing.T, cmd string, group bool) (port, sh, orphan int) {
 	if err != nil {
 		t.Fatalf("start %q: pid %q: %v", cmd, out, err)
 	}
-	t.Cleanup(func() { syscall.Kill(orphan, syscall.SIGKILL) })
-	return ln.Addr().(*net.TCPAddr).Port, c.Process.Pid, orphan
+	kill = sync.OnceFunc(func() { syscall.Kill(orphan, syscall.SIGKILL) })
+	t.Cleanup(kill)
+	return ln.Addr().(*net.TCPAddr).Port, c.Process.Pid, orphan, kill
 }
 
 // TestSubreaperKeepsOrphansTheRuns (issue 29): a server's child that
@@ -57,7 +60,7 @@ func holdInOrphan(t *testing.T, cmd string, group bool) (port, sh, orphan int) {
 // its exit status for exec.Cmd.Wait however many sweeps saw it a zombie.
 func TestSubreaperKeepsOrphansTheRuns(t *testing.T) {
 	self := os.Getpid()
-	outPort, _, outsider := holdInOrphan(t, "sleep 600", false)
+	outPort, _, outsider, _ := holdInOrphan(t, "sleep 600", false)
 	if got := Under(outsider, self); got != HeldForeign {
 		t.Fatalf("the process started outside the runner: %q, want %q", got, HeldForeign)
 	}
@@ -71,7 +74,7 @@ func TestSubreaperKeepsOrphansTheRuns(t *testing.T) {
 		t.Fatal("Subreap: not a child subreaper")
 	}
 
-	port, leader, orphan := holdInOrphan(t, "setsid sleep 600", true)
+	port, leader, orphan, kill := holdInOrphan(t, "setsid sleep 600", true)
 	if _, ppid, _, ok := procStat(procFS, orphan); !ok || ppid != self {
 		t.Fatalf("the orphan %d: parent %d (ok %v), want this process %d (a child subreaper)", orphan, ppid, ok, self)
 	}
@@ -101,7 +104,7 @@ func TestSubreaperKeepsOrphansTheRuns(t *testing.T) {
 	if err := waited.Start(); err != nil {
 		t.Fatal(err)
 	}
-	syscall.Kill(orphan, syscall.SIGKILL)
+	kill()
 	awaitProc(t, orphan, "reaped", func(_ byte, ok bool) bool { return !ok })
 	awaitProc(t, waited.Process.Pid, "a zombie", func(state byte, ok bool) bool {
 		if !ok {
