@@ -55,9 +55,10 @@ func holdInOrphan(t *testing.T, cmd string, group bool) (port, sh, orphan int, k
 // subreaper (Subreap) it stays the runner's descendant, so the port is the
 // case's; the process groups alone call it foreign, as before. A process
 // started outside the runner (an orphan made before Subreap, reparented to
-// init) holding a port is still foreign. The orphan, once killed, is reaped
-// (a zombie child no os.Process holds), while a child os/exec started keeps
-// its exit status for exec.Cmd.Wait however many sweeps saw it a zombie.
+// init) holding a port is still foreign. The orphan, killed after the last
+// stop, is still this process's child and reaped (a zombie child no
+// os.Process holds), while a child os/exec started keeps its exit status
+// for exec.Cmd.Wait however many sweeps saw it a zombie.
 func TestSubreaperKeepsOrphansTheRuns(t *testing.T) {
 	self := os.Getpid()
 	outPort, _, outsider, _ := holdInOrphan(t, "sleep 600", false)
@@ -97,6 +98,11 @@ func TestSubreaperKeepsOrphansTheRuns(t *testing.T) {
 		t.Errorf("the orphan: Under = %q, want %q", got, HeldByCase)
 	}
 
+	stop()
+	if subreaperOn(t) {
+		t.Error("still a child subreaper after the last stop")
+	}
+
 	// The reaper's sweeps at SIGCHLD reap the orphan; the child os/exec
 	// waits for stays a zombie through them and one more sweep here. A
 	// deadline only ends a hang: nothing else reaps either.
@@ -116,10 +122,6 @@ func TestSubreaperKeepsOrphansTheRuns(t *testing.T) {
 	var ee *exec.ExitError
 	if err := waited.Wait(); !errors.As(err, &ee) || ee.ExitCode() != 7 {
 		t.Errorf("exec.Cmd.Wait: %v, want exit status 7", err)
-	}
-	stop()
-	if subreaperOn(t) {
-		t.Error("still a child subreaper after the last stop")
 	}
 }
 
