@@ -2,6 +2,8 @@ package engine
 
 import (
 	"bytes"
+	"errors"
+	"io/fs"
 	"os"
 	"os/exec"
 	"os/signal"
@@ -169,69 +171,64 @@ func Tree(root int) []int {
 // in this process is one nobody will wait for.
 var subreaper struct {
 	mu   sync.Mutex
-	runs int           // Subreap calls not yet stopped
-	done chan struct{} // closed to stop the reaper
-	gone chan struct{} // closed when the reaper returned
+	runs int       // Subreap calls not yet stopped
+	reap sync.Once // starts the reaper, which never stops
 }
 
-// sweepHook, when set (tests), is told after each sweep of the zombie
-// children left for os/exec (a pidfd holds them) and of those reaped.
-var sweepHook func(left, reaped []int)
-
 // Subreap makes this process a child subreaper for as long as a run needs
-// it and reaps, at each SIGCHLD, the zombie children no os.Process holds.
-// stop ends that for this caller: the last one's stop clears the attribute,
-// stops the reaper and reaps once more. Where os/exec holds no pidfd for its
-// children (a kernel before 5.4, a seccomp filter), nothing is changed, as a
-// child could not be told from an orphan.
+// it; stop ends that for this caller, the last one's clears the attribute.
+// The first call starts a reaper that sweeps at each SIGCHLD from then on:
+// an orphan adopted during a run stays this process's child after the last
+// stop and is reaped whenever it exits. It is left running, as it would
+// have been under init: the runner kills only the server groups it started,
+// and cannot tell an orphan of its runs from one another part of this
+// process made. A buffer of one signal is enough: signals coalesce, a sweep
+// reaps every zombie it reads, and a signal that finds the buffer full came
+// before the sweep that will empty it. Where os holds no pidfd for its
+// children (a kernel before 5.4, a seccomp filter), nothing is changed, as
+// a child could not be told from an orphan.
 func Subreap() (stop func()) {
 	s := &subreaper
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if s.runs == 0 {
-		if !pidfdsHeld() || unix.Prctl(unix.PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0) != nil {
+		if !pidfdsHeld() {
 			return func() {}
 		}
-		s.done, s.gone = make(chan struct{}), make(chan struct{})
-		sig := make(chan os.Signal, 1)
-		signal.Notify(sig, syscall.SIGCHLD)
-		go reap(sig, s.done, s.gone)
-	}
-	s.runs++
-	var once sync.Once
-	return func() {
-		once.Do(func() {
-			s.mu.Lock()
-			defer s.mu.Unlock()
-			if s.runs--; s.runs == 0 {
-				unix.Prctl(unix.PR_SET_CHILD_SUBREAPER, 0, 0, 0, 0)
-				close(s.done)
-				<-s.gone
-			}
+		s.reap.Do(func() { // before the attribute: no orphan's exit is missed
+			sig := make(chan os.Signal, 1)
+			signal.Notify(sig, syscall.SIGCHLD)
+			go func() {
+				for range sig {
+					sweep()
+				}
+			}()
 		})
-	}
-}
-
-// reap sweeps at each signal on sig until done is closed, then once more.
-func reap(sig chan os.Signal, done, gone chan struct{}) {
-	defer close(gone)
-	defer signal.Stop(sig)
-	for {
-		select {
-		case <-sig:
-			sweep()
-		case <-done:
-			sweep()
-			return
+		if unix.Prctl(unix.PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0) != nil {
+			return func() {}
 		}
 	}
+	s.runs++
+	return sync.OnceFunc(func() {
+		s.mu.Lock()
+		defer s.mu.Unlock()
+		if s.runs--; s.runs == 0 {
+			unix.Prctl(unix.PR_SET_CHILD_SUBREAPER, 0, 0, 0, 0)
+		}
+	})
 }
 
 // sweep reaps this process's zombie children that no pidfd of this process
-// names. The children are read before the pidfds: a child os/exec started
-// has its pidfd from its birth until Wait has reaped it, so one without is
-// either not os/exec's or already reaped (wait4 then fails with ECHILD).
+// names, holding syscall.ForkLock so that os/exec starts no child meanwhile.
+// The children are read before the pidfds: a child os/exec started has its
+// pidfd from its birth until Wait has reaped it, so a zombie without one is
+// not os/exec's, or was reaped since: wait4 then fails with ECHILD, or finds
+// an orphan adopted meanwhile under the reused pid, also one to reap (no
+// child of this process's own can take it while ForkLock is held). Without
+// a full read of the pidfds nothing is reaped.
 func sweep() {
+	syscall.ForkLock.RLock()
+	defer syscall.ForkLock.RUnlock()
 	self := os.Getpid()
 	var zombies []int
 	eachProc(procFS, func(pid int, state byte, ppid, _ int) bool {
@@ -240,41 +237,36 @@ func sweep() {
 		}
 		return true
 	})
-	var left, reaped []int
-	if len(zombies) > 0 {
-		held := pidfdPids()
+	if len(zombies) == 0 {
+		return
+	}
+	if held, err := pidfdPids(); err == nil {
 		for _, pid := range zombies {
-			if held[pid] {
-				left = append(left, pid)
-				continue
-			}
-			var ws unix.WaitStatus
-			if got, err := unix.Wait4(pid, &ws, unix.WNOHANG, nil); err == nil && got == pid {
-				reaped = append(reaped, pid)
+			if !held[pid] {
+				unix.Wait4(pid, nil, unix.WNOHANG, nil)
 			}
 		}
-	}
-	if sweepHook != nil {
-		sweepHook(left, reaped)
 	}
 }
 
 // pidfdPids is the set of processes a pidfd open in this process names: its
 // /proc/self/fd links to `anon_inode:[pidfd]` (`pidfd:[...]` with pidfs) and
-// the `Pid:` line of their /proc/self/fdinfo (proc(5)).
-func pidfdPids() map[int]bool {
-	out := map[int]bool{}
+// the `Pid:` line of their /proc/self/fdinfo (proc(5)). An fd closed while
+// it is read is skipped; any other failure is an error.
+func pidfdPids() (map[int]bool, error) {
 	ents, err := os.ReadDir(procFS + "/self/fd")
 	if err != nil {
-		return out
+		return nil, err
 	}
+	out := map[int]bool{}
 	for _, e := range ents {
-		if link, err := os.Readlink(procFS + "/self/fd/" + e.Name()); err != nil || !strings.Contains(link, "pidfd") {
-			continue
+		link, err := os.Readlink(procFS + "/self/fd/" + e.Name())
+		var info []byte
+		if err == nil && strings.Contains(link, "pidfd") {
+			info, err = os.ReadFile(procFS + "/self/fdinfo/" + e.Name())
 		}
-		info, err := os.ReadFile(procFS + "/self/fdinfo/" + e.Name())
-		if err != nil {
-			continue
+		if err != nil && !errors.Is(err, fs.ErrNotExist) {
+			return nil, err
 		}
 		for line := range strings.Lines(string(info)) {
 			if v, ok := strings.CutPrefix(line, "Pid:"); ok {
@@ -284,7 +276,7 @@ func pidfdPids() map[int]bool {
 			}
 		}
 	}
-	return out
+	return out, nil
 }
 
 // pidfdsHeld says that os holds a pidfd for a process it finds, as it does
@@ -296,5 +288,6 @@ func pidfdsHeld() bool {
 		return false
 	}
 	defer p.Release()
-	return pidfdPids()[os.Getpid()]
+	held, _ := pidfdPids()
+	return held[os.Getpid()]
 }

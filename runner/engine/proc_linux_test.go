@@ -5,11 +5,12 @@ import (
 	"net"
 	"os"
 	"os/exec"
-	"slices"
 	"strconv"
 	"strings"
+	"sync"
 	"syscall"
 	"testing"
+	"time"
 	"unsafe"
 
 	"golang.org/x/sys/unix"
@@ -19,8 +20,9 @@ import (
 // own when group) with a new listener on 127.0.0.1 as its fd 3, and closes
 // this process's copy once sh has exited, so that CMD's process, now an
 // orphan, is the port's only holder. It returns the port, sh's pid (its
-// group) and the orphan's pid, killed when the test ends.
-func holdInOrphan(t *testing.T, cmd string, group bool) (port, sh, orphan int) {
+// group), the orphan's pid and kill, which kills it by the test's end, at
+// most once (a second kill could hit its pid reaped and reused since).
+func holdInOrphan(t *testing.T, cmd string, group bool) (port, sh, orphan int, kill func()) {
 	t.Helper()
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
@@ -43,8 +45,9 @@ func holdInOrphan(t *testing.T, cmd string, group bool) (port, sh, orphan int) {
 	if err != nil {
 		t.Fatalf("start %q: pid %q: %v", cmd, out, err)
 	}
-	t.Cleanup(func() { syscall.Kill(orphan, syscall.SIGKILL) })
-	return ln.Addr().(*net.TCPAddr).Port, c.Process.Pid, orphan
+	kill = sync.OnceFunc(func() { syscall.Kill(orphan, syscall.SIGKILL) })
+	t.Cleanup(kill)
+	return ln.Addr().(*net.TCPAddr).Port, c.Process.Pid, orphan, kill
 }
 
 // TestSubreaperKeepsOrphansTheRuns (issue 29): a server's child that
@@ -52,32 +55,19 @@ func holdInOrphan(t *testing.T, cmd string, group bool) (port, sh, orphan int) {
 // subreaper (Subreap) it stays the runner's descendant, so the port is the
 // case's; the process groups alone call it foreign, as before. A process
 // started outside the runner (an orphan made before Subreap, reparented to
-// init) holding a port is still foreign. The orphan, once killed, is reaped
-// (a zombie child no os.Process holds), while a child os/exec started keeps
-// its exit status for exec.Cmd.Wait however many sweeps saw it a zombie.
+// init) holding a port is still foreign. The orphan, killed after the last
+// stop, is still this process's child and reaped (a zombie child no
+// os.Process holds), while a child os/exec started keeps its exit status
+// for exec.Cmd.Wait however many sweeps saw it a zombie.
 func TestSubreaperKeepsOrphansTheRuns(t *testing.T) {
 	self := os.Getpid()
-	outPort, _, outsider := holdInOrphan(t, "sleep 600", false)
+	outPort, _, outsider, _ := holdInOrphan(t, "sleep 600", false)
 	if got := Under(outsider, self); got != HeldForeign {
 		t.Fatalf("the process started outside the runner: %q, want %q", got, HeldForeign)
 	}
 
-	type sweepSeen struct{ left, reaped []int }
-	sweeps := make(chan sweepSeen, 64)
-	sweepHook = func(left, reaped []int) {
-		select { // never block the reaper: stop waits for it
-		case sweeps <- sweepSeen{left, reaped}:
-		default:
-		}
-	}
 	stop := Subreap()
-	t.Cleanup(func() { sweepHook = nil })
-	stopped := false
-	defer func() {
-		if !stopped {
-			stop()
-		}
-	}()
+	defer stop()
 	if !pidfdsHeld() {
 		t.Skip("os/exec holds no pidfd for its children here: Subreap changes nothing")
 	}
@@ -85,7 +75,7 @@ func TestSubreaperKeepsOrphansTheRuns(t *testing.T) {
 		t.Fatal("Subreap: not a child subreaper")
 	}
 
-	port, leader, orphan := holdInOrphan(t, "setsid sleep 600", true)
+	port, leader, orphan, kill := holdInOrphan(t, "setsid sleep 600", true)
 	if _, ppid, _, ok := procStat(procFS, orphan); !ok || ppid != self {
 		t.Fatalf("the orphan %d: parent %d (ok %v), want this process %d (a child subreaper)", orphan, ppid, ok, self)
 	}
@@ -108,30 +98,44 @@ func TestSubreaperKeepsOrphansTheRuns(t *testing.T) {
 		t.Errorf("the orphan: Under = %q, want %q", got, HeldByCase)
 	}
 
+	stop()
+	if subreaperOn(t) {
+		t.Error("still a child subreaper after the last stop")
+	}
+
+	// The reaper's sweeps at SIGCHLD reap the orphan; the child os/exec
+	// waits for stays a zombie through them and one more sweep here. A
+	// deadline only ends a hang: nothing else reaps either.
 	waited := exec.Command("sh", "-c", "exit 7")
 	if err := waited.Start(); err != nil {
 		t.Fatal(err)
 	}
-	syscall.Kill(orphan, syscall.SIGKILL)
-	for left, reaped := false, false; !left || !reaped; {
-		s := <-sweeps
-		left = left || slices.Contains(s.left, waited.Process.Pid)
-		reaped = reaped || slices.Contains(s.reaped, orphan)
-		if slices.Contains(s.reaped, waited.Process.Pid) {
-			t.Fatalf("the sweep reaped %d, a child exec.Cmd.Wait waits for", waited.Process.Pid)
+	kill()
+	awaitProc(t, orphan, "reaped", func(_ byte, ok bool) bool { return !ok })
+	awaitProc(t, waited.Process.Pid, "a zombie", func(state byte, ok bool) bool {
+		if !ok {
+			t.Fatalf("the child exec.Cmd.Wait waits for, %d, was reaped before Wait", waited.Process.Pid)
 		}
-	}
-	if _, _, _, ok := procStat(procFS, orphan); ok {
-		t.Errorf("the orphan %d is still in /proc after it was reaped", orphan)
-	}
+		return state == 'Z'
+	})
+	sweep()
 	var ee *exec.ExitError
 	if err := waited.Wait(); !errors.As(err, &ee) || ee.ExitCode() != 7 {
 		t.Errorf("exec.Cmd.Wait: %v, want exit status 7", err)
 	}
-	stop()
-	stopped = true
-	if subreaperOn(t) {
-		t.Error("still a child subreaper after the last stop")
+}
+
+// awaitProc waits until done holds of pid's /proc state (ok false: gone),
+// failing the test only after killGuard, a hang.
+func awaitProc(t *testing.T, pid int, what string, done func(state byte, ok bool) bool) {
+	t.Helper()
+	for end := time.Now().Add(killGuard); ; time.Sleep(10 * time.Millisecond) {
+		if state, _, _, ok := procStat(procFS, pid); done(state, ok) {
+			return
+		}
+		if time.Now().After(end) {
+			t.Fatalf("process %d: not %s within %v", pid, what, killGuard)
+		}
 	}
 }
 
