@@ -602,16 +602,12 @@ func (s *Server) waitStopped(start time.Time) (bool, time.Duration) {
 }
 
 func (s *Server) pollGone(timeout, every time.Duration) bool {
-	deadline := time.Now().Add(timeout)
-	for {
-		if s.gone() {
-			return true
-		}
+	for deadline := time.Now().Add(timeout); !s.gone(); time.Sleep(every) {
 		if time.Now().After(deadline) {
 			return false
 		}
-		time.Sleep(every)
 	}
+	return true
 }
 
 // signalWords name the signals that messages and `kill -s` call by name
