@@ -109,34 +109,33 @@ func (c *ServerConfig) CommandLine() string {
 
 // ShellQuote quotes s for a POSIX shell when it needs it.
 func ShellQuote(s string) string {
-	if s == "" {
+	switch {
+	case s == "":
 		return "''"
-	}
-	if strings.IndexFunc(s, func(r rune) bool {
+	case !strings.ContainsFunc(s, func(r rune) bool {
 		return !(r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z' || r >= '0' && r <= '9' ||
 			strings.ContainsRune("-_./:=,+@%", r))
-	}) < 0 {
+	}):
 		return s
+	case !strings.ContainsFunc(s, func(r rune) bool { return r < 0x20 || r == 0x7f }):
+		return "'" + strings.ReplaceAll(s, "'", `'\''`) + "'"
 	}
-	if strings.ContainsFunc(s, func(r rune) bool { return r < 0x20 || r == 0x7f }) {
-		// cmd.txt is one line: control characters as ANSI-C escapes, which
-		// bash and POSIX-2024 shells read back as the same byte.
-		var b strings.Builder
-		b.WriteString("$'")
-		for i := 0; i < len(s); i++ {
-			switch c := s[i]; {
-			case ansiCEscapes[c] != "":
-				b.WriteString(ansiCEscapes[c])
-			case c < 0x20 || c == 0x7f:
-				fmt.Fprintf(&b, `\x%02x`, c)
-			default:
-				b.WriteByte(c)
-			}
+	// cmd.txt is one line: control characters as ANSI-C escapes, which
+	// bash and POSIX-2024 shells read back as the same byte.
+	var b strings.Builder
+	b.WriteString("$'")
+	for i := 0; i < len(s); i++ {
+		switch c := s[i]; {
+		case ansiCEscapes[c] != "":
+			b.WriteString(ansiCEscapes[c])
+		case c < 0x20 || c == 0x7f:
+			fmt.Fprintf(&b, `\x%02x`, c)
+		default:
+			b.WriteByte(c)
 		}
-		b.WriteByte('\'')
-		return b.String()
 	}
-	return "'" + strings.ReplaceAll(s, "'", `'\''`) + "'"
+	b.WriteByte('\'')
+	return b.String()
 }
 
 var ansiCEscapes = map[byte]string{'\\': `\\`, '\'': `\'`, '\n': `\n`, '\t': `\t`, '\r': `\r`}
@@ -632,11 +631,8 @@ func ParseSignal(name string) (syscall.Signal, error) {
 			return sig, nil
 		}
 	}
-	switch n {
-	case "USR1":
-		return syscall.Signal(10), nil
-	case "USR2":
-		return syscall.Signal(12), nil
+	if sig, ok := map[string]syscall.Signal{"USR1": 10, "USR2": 12}[n]; ok {
+		return sig, nil
 	}
 	if v, err := strconv.Atoi(n); err == nil && v > 0 && v < 65 {
 		return syscall.Signal(v), nil
