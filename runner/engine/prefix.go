@@ -107,7 +107,7 @@ func parsePrefixLine(line []byte) (remoteGroup, bool) {
 // the wrapper's line (recorded in s.remote), prefixScanLimit or the end, and
 // returns the reader of the rest.
 func (s *Server) scanPrefixLine(r io.Reader, w io.Writer) io.Reader {
-	defer s.remoteOnce.Do(func() { close(s.remoteKnown) })
+	defer close(s.remoteKnown) // launch calls this once
 	br := bufio.NewReaderSize(r, 4096)
 	for n := 0; n < prefixScanLimit; {
 		line, err := br.ReadSlice('\n')

@@ -171,7 +171,6 @@ type Server struct {
 	// is closed (at the wrapper's line, or when it cannot come any more).
 	remote      remoteGroup
 	remoteKnown chan struct{}
-	remoteOnce  sync.Once
 
 	intOnce sync.Once
 	intAt   time.Time // when the interrupt was first seen
