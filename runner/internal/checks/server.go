@@ -1,8 +1,6 @@
-// Package checks holds the runner's checks as pure functions of recorded
-// observations, apart from the code that drives servers, so each is
-// unit-tested with a passing and a failing input (docs/runner.md §5). A failed
-// check's detail states the measured value against its bar in one line
-// (docs/formats.md §4.2).
+// Package checks holds the runner's checks (docs/runner.md §5) as pure
+// functions of recorded observations, each unit-tested with a passing and a
+// failing input; a failed one's detail is its value against its bar (docs/formats.md §4.2).
 package checks
 
 import (
@@ -243,11 +241,8 @@ type Shutdown struct {
 	// CapacityOptional: no capacity line is expected (KvcachedActive).
 	CapacityOptional bool
 	IPC              string
-	// OtherIPCs are the run's other kvcached IPC names (leftovers of a server
-	// whose name extends this one's are not this server's).
-	OtherIPCs []string
-	Shm       Listing
-	Tmp       Listing
+	OtherIPCs        []string // the run's other kvcached IPC names (ShmRemoved)
+	Shm, Tmp         Listing
 }
 
 // ShutdownChecks are the shutdown checks of one server, in the order of
