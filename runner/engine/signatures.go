@@ -10,7 +10,6 @@ import (
 	"strings"
 
 	"github.com/ovg-project/ci-report/collect"
-	"github.com/ovg-project/ci-report/internal/text"
 )
 
 // Signature is a family of log lines that says whose fault a failure is
@@ -400,15 +399,12 @@ type SignatureMatch struct {
 // last); ok is false when no line matched. A read error ends the search with
 // what was found so far, and is returned.
 func FindSignature(r io.Reader) (m SignatureMatch, ok bool, err error) {
-	best := len(Signatures)
+	s := logScanner{best: len(Signatures)} // its failure keeps the match as ScanLog's does
 	err = readLines(r, 0, nil, func(_ int64, head []byte) bool {
-		line := strings.ToValidUTF8(string(head), "\uFFFD")
-		if i := signatureIn(line, min(best+1, len(Signatures))); i <= best && i < len(Signatures) {
-			best, m = i, SignatureMatch{Signature: Signatures[i], Line: text.CutLine(line, 200)}
-		}
+		s.failure(strings.ToValidUTF8(string(head), "\uFFFD"))
 		return true
 	})
-	return m, best < len(Signatures), err
+	return s.Match, s.Found, err
 }
 
 // signatureIn is the index of the first of Signatures[:upTo] that line
