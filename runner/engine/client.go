@@ -57,15 +57,12 @@ func (c *Client) Generate(ctx context.Context, req Request) collect.RequestResul
 	if c.Dialect.Body == nil || c.Dialect.Parse == nil {
 		return collect.RequestResult{Error: ptr("the engine has no HTTP dialect for generation requests")}
 	}
-	if req.Model == "" {
-		req.Model = c.ServedName
-	}
+	req.Model = cmp.Or(req.Model, c.ServedName)
 	path, body := c.Dialect.GeneratePath, c.Dialect.Body(req)
 	start := time.Now()
 	status, data, err := c.post(ctx, path, body)
 	res := collect.RequestResult{Status: status, LatencyS: time.Since(start).Seconds()}
-	if err != nil {
-		res.Status = 0
+	if err != nil { // status 0: post fails with no status
 		res.Error = ptr(errorText(err))
 		return res
 	}

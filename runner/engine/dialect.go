@@ -75,8 +75,7 @@ type sglangResponse struct {
 // parseSGLang reads SGLang's /generate answer: an object, or a list of one.
 func parseSGLang(data []byte, res *collect.RequestResult) error {
 	var r sglangResponse
-	trimmed := bytes.TrimLeft(data, " \t\r\n")
-	if len(trimmed) > 0 && trimmed[0] == '[' {
+	if bytes.HasPrefix(bytes.TrimLeft(data, " \t\r\n"), []byte("[")) {
 		var list []sglangResponse
 		if err := json.Unmarshal(data, &list); err != nil {
 			return err
