@@ -444,7 +444,6 @@ func (s *Server) WaitReady(ctx context.Context) error {
 	t := s.Config.Timing
 	deadline := time.Now().Add(t.ReadyTimeout)
 	silent, logStart := true, s.LogSize()
-	var last error
 	for {
 		if silent && s.LogSize() > logStart {
 			silent, deadline = false, time.Now().Add(t.ReadyTimeout)
@@ -469,9 +468,8 @@ func (s *Server) WaitReady(ctx context.Context) error {
 		if err == nil {
 			return nil
 		}
-		last = err
 		if time.Now().After(deadline) {
-			return fmt.Errorf("server %s not ready after %s (last /health: %v)", s.Config.Name, t.ReadyTimeout, last)
+			return fmt.Errorf("server %s not ready after %s (last /health: %v)", s.Config.Name, t.ReadyTimeout, err)
 		}
 		select {
 		case <-ctx.Done():
@@ -554,10 +552,9 @@ func (s *Server) stop() StopResult {
 	select {
 	case <-s.copyDone:
 	case <-time.After(t.KillWait):
-		s.pipeR.Close()
-		<-s.copyDone
 	}
 	s.pipeR.Close()
+	<-s.copyDone
 	s.log.Close()
 	return r
 }
