@@ -311,7 +311,7 @@ func TokensEqual(kv, native collect.Phase) collect.Check {
 			}
 			return fail(name, fmt.Sprintf("prompt %d: no tokens (%s)", i, which))
 		}
-		if d := tokenDivergence(a, b); d != "" {
+		if d := divergence(a, b, "token %d: kvcached %d vs native %d", "kvcached %d tokens vs native %d"); d != "" {
 			return fail(name, text.CutWords(fmt.Sprintf("prompt %d: %s%s", i, d, textDivergence(kv.Results[i].Text, native.Results[i].Text)), 300))
 		}
 	}
@@ -344,14 +344,16 @@ func at(s string, i int) byte {
 	return 0
 }
 
-func tokenDivergence(a, b []int) string {
+// divergence says where token sequences a and b first differ: at with the
+// index and both tokens, else lengths with both lengths; "" when equal.
+func divergence(a, b []int, at, lengths string) string {
 	for i := range min(len(a), len(b)) {
 		if a[i] != b[i] {
-			return fmt.Sprintf("token %d: kvcached %d vs native %d", i, a[i], b[i])
+			return fmt.Sprintf(at, i, a[i], b[i])
 		}
 	}
 	if len(a) != len(b) {
-		return fmt.Sprintf("kvcached %d tokens vs native %d", len(a), len(b))
+		return fmt.Sprintf(lengths, len(a), len(b))
 	}
 	return ""
 }
