@@ -31,10 +31,7 @@ func fail(name, detail string) collect.Check {
 // Ready is `<name>` (server_ready, <server>_ready): ok when problem is empty;
 // otherwise problem (why the server never answered /health) is the detail.
 func Ready(name, problem string) collect.Check {
-	if problem == "" {
-		return pass(name, "")
-	}
-	return fail(name, text.CutWords(problem, 300))
+	return collect.Check{Name: name, OK: problem == "", Detail: text.CutWords(problem, 300)}
 }
 
 // ResetObservation is what verifying a prefix-cache reset saw: the cached
@@ -422,10 +419,7 @@ func NativeBlockSizeMatched(native int, nativeReady bool, kvcached []CaseBlockSi
 // InstallKvcached is `install_kvcached` of an `<engine>-setup` case: the
 // install command exited 0 (or, without one, the server command is on the PATH).
 func InstallKvcached(problem, note string) collect.Check {
-	if problem == "" {
-		return pass("install_kvcached", text.CutWords(note, 300))
-	}
-	return fail("install_kvcached", text.CutWords(problem, 300))
+	return collect.Check{Name: "install_kvcached", OK: problem == "", Detail: text.CutWords(cmp.Or(problem, note), 300)}
 }
 
 // ExpectationsMatched is `expectations_matched` of an `<engine>-setup` case:
