@@ -7,10 +7,8 @@ import (
 	"github.com/ovg-project/ci-report/collect"
 )
 
-// Lines an excerpt keeps before the line with the first error signature;
-// the rest of collect.ExcerptMaxLines follow it, the last
-// collect.ExcerptTailLines of them the log's last lines when it goes on
-// (finishExcerpt, docs/formats.md §4.9).
+// Lines an excerpt keeps before the line with the first error signature
+// (docs/formats.md §4.9; excerpt and finishExcerpt take the rest).
 const excerptBefore = 5
 
 // lineRing holds the last lines a scan passed (offsets and first keep bytes,

@@ -420,10 +420,8 @@ func signatureIn(line string, upTo int) int {
 }
 
 // signatureLiterals holds, for each entry of Signatures, strings one of
-// which every match of its expression contains (nil: none known). Nearly
-// every log line matches no signature, and looking for a few strings is
-// about a hundred times cheaper than running the expressions on it: a
-// scan of serve.log runs them on every line.
+// which every match of its expression contains (nil: none known): looking
+// for them on each line of serve.log is about a hundred times cheaper.
 var signatureLiterals = func() [][]string {
 	out := make([][]string, len(Signatures))
 	for i, s := range Signatures {
