@@ -64,11 +64,7 @@ func PDRemoteBlocks(params json.RawMessage) (int, error) {
 	if err := json.Unmarshal(p.IDs, &groups); err != nil {
 		return 0, fmt.Errorf("remote_block_ids %s: %w", text.Cut(string(p.IDs), 80), err)
 	}
-	n := 0
-	for _, g := range groups {
-		n += len(g)
-	}
-	return n, nil
+	return len(slices.Concat(groups...)), nil
 }
 
 // PDTry is one request pair of the pd kind: the prefill's error or params,
