@@ -22,10 +22,8 @@ import (
 type Request struct {
 	Prompt    string
 	MaxTokens int
-	IgnoreEOS bool // the server generates exactly MaxTokens tokens (load requests)
-	// Model is the served model name the request names, where the dialect
-	// sends one (Client.Generate sets it to Client.ServedName).
-	Model string
+	IgnoreEOS bool   // the server generates exactly MaxTokens tokens (load requests)
+	Model     string // the served model name, where the dialect sends one ("": Generate sends Client.ServedName)
 }
 
 // Client speaks one engine's HTTP API (docs/runner.md §3.4).
@@ -35,9 +33,7 @@ type Client struct {
 	HTTP           *http.Client  // nil means http.DefaultClient
 	RequestTimeout time.Duration // bounds one generation (default 30 min)
 	ResetTimeout   time.Duration // bounds a prefix-cache reset (default 2 min)
-	// ServedName is the server's served model name, its identity for this
-	// run (Identify) and the model its requests name.
-	ServedName string
+	ServedName     string        // the server's identity for this run (Identify) and the model its requests name
 }
 
 // requestTimeout bounds one generation: RequestTimeout, else 30 min.

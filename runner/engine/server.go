@@ -60,15 +60,13 @@ func DefaultDurations[T any](t, def T) T {
 
 // ServerConfig says how to start one server.
 type ServerConfig struct {
-	Name       string      // the case directory name (also the log key and check prefix)
-	Dialect    Dialect     // the engine's HTTP API, which the server's Client speaks
-	Dir        string      // the case directory; serve.log, server.pid and cmd.txt go there
-	Env        collect.Env // put before Argv as `env K=V ...` (so it also crosses an exec prefix)
-	Argv       []string    // the server command
-	ExecPrefix []string    // goes in front of everything (e.g. docker exec -i NAME); see prefixWrapper
-	// ServedName is the server's --served-model-name, which WaitReady reads
-	// back from GET /v1/models ("": not checked).
-	ServedName string
+	Name       string            // the case directory name (also the log key and check prefix)
+	Dialect    Dialect           // the engine's HTTP API, which the server's Client speaks
+	Dir        string            // the case directory; serve.log, server.pid and cmd.txt go there
+	Env        collect.Env       // put before Argv as `env K=V ...` (so it also crosses an exec prefix)
+	Argv       []string          // the server command
+	ExecPrefix []string          // goes in front of everything (e.g. docker exec -i NAME); see prefixWrapper
+	ServedName string            // --served-model-name, which WaitReady reads back from GET /v1/models ("": not checked)
 	Port       int               // on 127.0.0.1: free at the start, the group's alone while readiness counts
 	StopSignal syscall.Signal    // sent to the group to stop it (default SIGINT)
 	Redact     *collect.Redactor // applied to the server's output before it reaches serve.log
