@@ -169,17 +169,13 @@ type logScanner struct {
 	// tail is the end of the line's previous fragment, window the buffer a
 	// fragment is matched in (tail then fragment).
 	tail, window []byte
-	// lineKv: the line holds `[kvcached]`; lineErr: the lowest index of an
-	// error signature first found in the line, -1 for none.
-	lineKv  bool
-	lineErr int
-	ring    lineRing // the excerptBefore lines before this one, and this one
-	// Once the excerpt began: lineAt the offsets of its lines, past the
-	// lines after its collect.ExcerptMaxLines, end the last of those
-	// (finishExcerpt).
-	lineAt []int64
-	past   int
-	end    lineRing
+	lineKv       bool     // the line holds `[kvcached]`
+	lineErr      int      // the lowest index of an error signature first found in the line, -1 for none
+	ring         lineRing // the excerptBefore lines before this one, and this one
+	// Once the excerpt began:
+	lineAt []int64  // the offsets of its lines
+	past   int      // the lines after its collect.ExcerptMaxLines
+	end    lineRing // the last of those (finishExcerpt)
 }
 
 func newLogScanner(base int64) *logScanner {
