@@ -326,19 +326,12 @@ func textDivergence(a, b *string) string {
 	for d < len(*a) && d < len(*b) && (*a)[d] == (*b)[d] {
 		d++
 	}
-	for d > 0 && (!utf8.RuneStart(at(*a, d)) || !utf8.RuneStart(at(*b, d))) {
+	splits := func(s string) bool { return d < len(s) && !utf8.RuneStart(s[d]) }
+	for d > 0 && (splits(*a) || splits(*b)) {
 		d-- // a rune both share is kept whole
 	}
 	around := func(s string) string { return strconv.Quote(text.CutAround(text.OneLine(s), d, d, 50)) }
 	return "; text kvcached " + around(*a) + " vs native " + around(*b)
-}
-
-// at is s[i], or 0 past its end (a rune boundary).
-func at(s string, i int) byte {
-	if i < len(s) {
-		return s[i]
-	}
-	return 0
 }
 
 // divergence says where token sequences a and b first differ: at with the
