@@ -50,19 +50,6 @@ func sglangBody(req Request) any {
 	return map[string]any{"text": req.Prompt, "sampling_params": sp}
 }
 
-type vllmResponse struct {
-	Choices []struct {
-		Text     *string `json:"text"`
-		TokenIDs []int   `json:"token_ids"`
-	} `json:"choices"`
-	Usage *struct {
-		PromptTokens        *int `json:"prompt_tokens"`
-		PromptTokensDetails *struct {
-			CachedTokens *int `json:"cached_tokens"`
-		} `json:"prompt_tokens_details"`
-	} `json:"usage"`
-}
-
 type sglangResponse struct {
 	Text      *string `json:"text"`
 	OutputIDs []int   `json:"output_ids"`
@@ -99,7 +86,18 @@ func parseSGLang(data []byte, res *collect.RequestResult) error {
 
 // parseOpenAI reads vLLM's /v1/completions answer.
 func parseOpenAI(data []byte, res *collect.RequestResult) error {
-	var r vllmResponse
+	var r struct {
+		Choices []struct {
+			Text     *string `json:"text"`
+			TokenIDs []int   `json:"token_ids"`
+		} `json:"choices"`
+		Usage *struct {
+			PromptTokens        *int `json:"prompt_tokens"`
+			PromptTokensDetails *struct {
+				CachedTokens *int `json:"cached_tokens"`
+			} `json:"prompt_tokens_details"`
+		} `json:"usage"`
+	}
 	if err := json.Unmarshal(data, &r); err != nil {
 		return err
 	}
