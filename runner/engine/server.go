@@ -660,12 +660,10 @@ func (c *countingFile) Size() int64 {
 	return c.n
 }
 
+// Close is called once, by Stop.
 func (c *countingFile) Close() error {
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	if c.closed {
-		return nil
-	}
 	c.closed = true
 	return c.f.Close()
 }
