@@ -391,13 +391,12 @@ type SignatureMatch struct {
 	Line string
 }
 
-// FindSignature reads r line by line (any length; each line's first 64 KiB
-// are looked at, as ScanLog's line patterns) and returns the match of
-// highest precedence (the earliest entry of Signatures; the last line for
-// it: a Python traceback prints each frame's source line, which may hold
-// the family's words, before the exception's own message, which comes
-// last); ok is false when no line matched. A read error ends the search with
-// what was found so far, and is returned.
+// FindSignature reads r line by line (each line's first 64 KiB, as ScanLog)
+// and returns the match of the earliest entry of Signatures, on the last line
+// it matched: a Python traceback prints each frame's source line, which may
+// hold the family's words, before the exception's own message. ok is false
+// when no line matched; a read error ends the search with what was found so
+// far, and is returned.
 func FindSignature(r io.Reader) (m SignatureMatch, ok bool, err error) {
 	s := logScanner{best: len(Signatures)} // its failure keeps the match as ScanLog's does
 	err = readLines(r, 0, nil, func(_ int64, head []byte) bool {
