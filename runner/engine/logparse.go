@@ -203,8 +203,7 @@ func (s *logScanner) fragment(off int64, b []byte) {
 		}
 	}
 	s.lineKv = s.lineKv || bytes.Contains(s.window, kvcachedTag)
-	keep := s.window[max(len(s.window)-overlap, 0):]
-	s.tail = append(s.tail[:0], keep...)
+	s.tail = append(s.tail[:0], s.window[max(len(s.window)-overlap, 0):]...)
 }
 
 // line takes the line that began at byte offset start, its first headKeep

@@ -285,7 +285,6 @@ func (s *Server) launch(argv []string, lf *os.File) error {
 		pr.Close()
 		fmt.Fprintf(lf, "ci-report: could not start %q: %v\n", argv[0], err)
 		lf.Close()
-		close(s.copyDone)
 		return fmt.Errorf("start server %s (%s): %w", cfg.Name, argv[0], err)
 	}
 	s.pgid = pgid
