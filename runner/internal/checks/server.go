@@ -245,12 +245,11 @@ type Shutdown struct {
 // ShutdownChecks are the shutdown checks of one server, in the order of
 // docs/runner.md §5.2; prefix is "" for a server case and "<server>_" in pairs.
 func ShutdownChecks(prefix string, o Shutdown) []collect.Check {
-	out := []collect.Check{CleanExit(prefix, o.Stop)}
+	noErrors := NoErrorSignatures(prefix, o.Log)
 	if o.LogErr != "" {
-		out = append(out, fail(prefix+"no_error_signatures", text.CutWords(o.LogErr, 300)))
-	} else {
-		out = append(out, NoErrorSignatures(prefix, o.Log))
+		noErrors = fail(prefix+"no_error_signatures", text.CutWords(o.LogErr, 300))
 	}
+	out := []collect.Check{CleanExit(prefix, o.Stop), noErrors}
 	if o.Kvcached {
 		out = append(out, KvcachedActive(prefix, o.Log, o.Required, o.CapacityOptional),
 			ShmRemoved(prefix, o.IPC, o.OtherIPCs, o.Shm), SocketDirsRemoved(prefix, o.IPC, o.OtherIPCs, o.Tmp))
