@@ -207,11 +207,10 @@ func (c *Client) RunPhase(ctx context.Context, name string, reqs []Request, conc
 	var wg sync.WaitGroup
 	for i, r := range reqs {
 		sem <- struct{}{}
-		wg.Add(1)
-		go func() {
-			defer func() { <-sem; wg.Done() }()
+		wg.Go(func() {
+			defer func() { <-sem }()
 			ph.Results[i] = c.Generate(ctx, r)
-		}()
+		})
 	}
 	wg.Wait()
 	return ph
