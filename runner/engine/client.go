@@ -51,7 +51,7 @@ func (c *Client) Generate(ctx context.Context, req Request) collect.RequestResul
 	ctx, cancel := context.WithTimeout(ctx, c.requestTimeout())
 	defer cancel()
 	if c.Dialect.Body == nil || c.Dialect.Parse == nil {
-		return collect.RequestResult{Error: ptr("the engine has no HTTP dialect for generation requests")}
+		return collect.RequestResult{Error: new("the engine has no HTTP dialect for generation requests")}
 	}
 	req.Model = cmp.Or(req.Model, c.ServedName)
 	path, body := c.Dialect.GeneratePath, c.Dialect.Body(req)
@@ -59,15 +59,15 @@ func (c *Client) Generate(ctx context.Context, req Request) collect.RequestResul
 	status, data, err := c.post(ctx, path, body)
 	res := collect.RequestResult{Status: status, LatencyS: time.Since(start).Seconds()}
 	if err != nil { // status 0: post fails with no status
-		res.Error = ptr(errorText(err))
+		res.Error = new(errorText(err))
 		return res
 	}
 	if status != http.StatusOK {
-		res.Error = ptr(text.Cut(fmt.Sprintf("HTTP %d: %s", status, strings.TrimSpace(string(data))), MaxErrorLen))
+		res.Error = new(text.Cut(fmt.Sprintf("HTTP %d: %s", status, strings.TrimSpace(string(data))), MaxErrorLen))
 		return res
 	}
 	if perr := c.Dialect.Parse(data, &res); perr != nil {
-		res.Error = ptr(text.Cut("parse response: "+perr.Error(), MaxErrorLen))
+		res.Error = new(text.Cut("parse response: "+perr.Error(), MaxErrorLen))
 		res.TokenIDs = nil
 	}
 	return res
@@ -244,8 +244,6 @@ func errorText(err error) string {
 	}
 	return text.Cut(typ+": "+err.Error(), MaxErrorLen)
 }
-
-func ptr[T any](v T) *T { return &v }
 
 // Transfer sends one request of a prefill/decode pair to vLLM's
 // /v1/completions, greedy, with kv_transfer_params as kvcached's P/D smoke

@@ -122,6 +122,6 @@ func parseOpenAI(data []byte, res *collect.RequestResult) error {
 	// "zero-cache details are omitted"); newer code sends cached_tokens 0
 	// (vllm/entrypoints/openai/completion/serving.py@030ea52effcb). Either
 	// way no details means 0 cached, not unknown.
-	res.CachedTokens = ptr(0)
+	res.CachedTokens = new(0)
 	return nil
 }
