@@ -58,11 +58,10 @@ type nvmlBackend struct {
 // pkg/nvml/event_set.go: EventSetCreate, Device.RegisterEvents with
 // EventTypeXidCriticalError, EventSet.Wait, whose EventData is the Xid).
 type xidWatch struct {
-	set        nvml.EventSet
-	stop, done chan struct{}
-	mu         sync.Mutex
-	count      map[int]uint64
-	last       map[int]uint64
+	set         nvml.EventSet
+	stop, done  chan struct{}
+	mu          sync.Mutex
+	count, last map[int]uint64
 }
 
 // watchXids registers every GPU for critical Xid events and waits for them
