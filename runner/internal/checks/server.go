@@ -230,13 +230,12 @@ func leftover(name, ipc string, others []string, l Listing, match func(entry, ip
 
 // Shutdown is what the shutdown checks of one server look at.
 type Shutdown struct {
-	Stop     engine.StopResult
-	Log      collect.LogInfo
-	LogErr   string // serve.log could not be parsed
-	Kvcached bool   // the server ran with kvcached enabled
-	Required []string
-	// CapacityOptional: no capacity line is expected (KvcachedActive).
-	CapacityOptional bool
+	Stop             engine.StopResult
+	Log              collect.LogInfo
+	LogErr           string // serve.log could not be parsed
+	Kvcached         bool   // the server ran with kvcached enabled
+	Required         []string
+	CapacityOptional bool // no capacity line is expected (KvcachedActive)
 	IPC              string
 	OtherIPCs        []string // the run's other kvcached IPC names (ShmRemoved)
 	Shm, Tmp         Listing
