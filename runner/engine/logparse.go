@@ -54,8 +54,6 @@ var (
 	reKvBlockSize = regexp.MustCompile(`Setting attention block size to (\d+) tokens \(was (\d+)\) so the KV unit`)
 )
 
-var kvcachedTag = []byte("[kvcached]")
-
 const (
 	// headKeep is how much of each line the line patterns see: the lines
 	// they look for are short, and a huge line must not be held whole.
@@ -202,7 +200,7 @@ func (s *logScanner) fragment(off int64, b []byte) {
 			}
 		}
 	}
-	s.lineKv = s.lineKv || bytes.Contains(s.window, kvcachedTag)
+	s.lineKv = s.lineKv || bytes.Contains(s.window, []byte("[kvcached]"))
 	s.tail = append(s.tail[:0], s.window[max(len(s.window)-overlap, 0):]...)
 }
 
