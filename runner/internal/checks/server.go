@@ -249,13 +249,11 @@ func ShutdownChecks(prefix string, o Shutdown) []collect.Check {
 		noErrors = fail(prefix+"no_error_signatures", text.CutWords(o.LogErr, 300))
 	}
 	out := []collect.Check{CleanExit(prefix, o.Stop), noErrors}
-	if o.Kvcached {
-		out = append(out, KvcachedActive(prefix, o.Log, o.Required, o.CapacityOptional),
-			ShmRemoved(prefix, o.IPC, o.OtherIPCs, o.Shm), SocketDirsRemoved(prefix, o.IPC, o.OtherIPCs, o.Tmp))
-	} else {
-		out = append(out, KvcachedInactive(prefix, o.Log))
+	if !o.Kvcached {
+		return append(out, KvcachedInactive(prefix, o.Log))
 	}
-	return out
+	return append(out, KvcachedActive(prefix, o.Log, o.Required, o.CapacityOptional),
+		ShmRemoved(prefix, o.IPC, o.OtherIPCs, o.Shm), SocketDirsRemoved(prefix, o.IPC, o.OtherIPCs, o.Tmp))
 }
 
 // GPUProcesses is the last look at the run's GPUs while waiting for them to empty.
