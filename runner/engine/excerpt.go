@@ -92,7 +92,6 @@ func (s *logScanner) finishExcerpt() {
 	s.Excerpt.Tail = append(slices.Clone(s.Excerpt.Lines[from:]), ended...)
 	s.Excerpt.TailOffset = append(s.lineAt[from:], endAt...)[0]
 	s.Excerpt.Lines, s.Excerpt.Skipped = s.Excerpt.Lines[:keep], s.past
-	s.end, s.lineAt = lineRing{}, nil
 }
 
 // BurstExcerpt returns the first collect.ExcerptMaxLines lines of r, a
