@@ -477,9 +477,8 @@ func (s *Server) WaitReady(ctx context.Context) error {
 }
 
 // portOwned checks the port's listening sockets: foreign names the holders
-// outside the server's group; ours is true when every listener is the
-// group's, or when that cannot be told (behind an exec prefix, or no socket
-// tables).
+// outside the server's group; ours is true when every listener is the group's,
+// or when that cannot be told (behind an exec prefix, or no socket tables).
 func (s *Server) portOwned() (foreign string, ours bool) {
 	if len(s.Config.ExecPrefix) > 0 || s.Config.Port <= 0 {
 		return "", true

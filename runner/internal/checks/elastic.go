@@ -102,9 +102,8 @@ func BReusedAMemory(bGrowth, freeAtAPeak float64) collect.Check {
 		fmt.Sprintf("B grew %s MiB; %s MiB was free at A's peak", MiB(bGrowth), MiB(freeAtAPeak)))
 }
 
-// RequestsOK is the check that every request of a burst or fill succeeded
-// (a_requests_ok, b_requests_ok, contended_requests_ok, limit_requests_ok,
-// l_requests_ok, h_requests_ok). No request at all fails: the step did not run.
+// RequestsOK is a burst's or fill's `*_requests_ok`: every request
+// succeeded. No request at all fails: the step did not run.
 func RequestsOK(name string, results []collect.RequestResult) collect.Check {
 	if len(results) == 0 {
 		return fail(name, "no request was sent")

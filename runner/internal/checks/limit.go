@@ -47,17 +47,15 @@ func LimitCacheFilled(idle, filled float64) collect.Check {
 		fmt.Sprintf("filled %s MiB, idle %s MiB", MiB(filled), MiB(idle)))
 }
 
-// LimitSetObservation is one `kvctl limit` call of the limit case: the bytes
-// asked for, and the error of the call or of its read-back ("" when the
-// listing showed the new limit).
+// LimitSetObservation is one `kvctl limit` call: the bytes asked for, and the
+// error of the call or of its read-back ("" when the listing showed the limit).
 type LimitSetObservation struct {
 	Bytes int64
 	Err   string
 }
 
-// LimitSet is `limit_set`: both the lowering and the restoring call
-// succeeded and were read back. A missing observation (the case stopped
-// before) fails.
+// LimitSet is `limit_set`: both the lowering and the restoring call succeeded
+// and were read back; a missing one (the case stopped before) fails.
 func LimitSet(lower, restore *LimitSetObservation) collect.Check {
 	c := collect.Check{Name: "limit_set", OK: true}
 	var parts []string

@@ -132,9 +132,8 @@ type PDLogScan struct {
 }
 
 // PDNixlLogs are the checks kvcached's smoke makes of both servers' logs
-// (errs: logs that could not be read): pd_nixl_patched and
-// pd_nixl_layout, each passing when some server logged its line, and
-// pd_nixl_no_failure.
+// (errs: logs that could not be read): pd_nixl_patched and pd_nixl_layout,
+// each passing when some server logged its line, and pd_nixl_no_failure.
 func PDNixlLogs(scans []PDLogScan, errs []string) []collect.Check {
 	some := func(name, what string, has func(PDLogScan) bool) collect.Check {
 		var by []string
