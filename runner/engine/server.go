@@ -1,6 +1,7 @@
 package engine
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -183,9 +184,7 @@ type Server struct {
 // and cfg.Kill stop it as watch says.
 func Start(ctx context.Context, cfg ServerConfig) (*Server, error) {
 	cfg.Timing = cfg.Timing.WithDefaults()
-	if cfg.StopSignal == 0 {
-		cfg.StopSignal = syscall.SIGINT
-	}
+	cfg.StopSignal = cmp.Or(cfg.StopSignal, syscall.SIGINT)
 	if cfg.Exec == nil {
 		cfg.Exec = ledger.ExecCommand
 	}
