@@ -40,14 +40,12 @@ func (r *lineRing) push(off int64, line []byte) {
 	r.n = min(r.n+1, size)
 }
 
-// slot is where the i-th held line, oldest first, is.
-func (r *lineRing) slot(i int) int { return (r.next - r.n + i + len(r.buf)) % len(r.buf) }
-
 // lines are the held lines' offsets and the lines, cut, oldest first.
 func (r *lineRing) lines() (at []int64, out []string) {
 	for i := range r.n {
-		at = append(at, r.off[r.slot(i)])
-		out = append(out, collect.ExcerptLine(r.buf[r.slot(i)]))
+		slot := (r.next - r.n + i + len(r.buf)) % len(r.buf)
+		at = append(at, r.off[slot])
+		out = append(out, collect.ExcerptLine(r.buf[slot]))
 	}
 	return at, out
 }
