@@ -123,16 +123,6 @@ func (w *xidWatch) run() {
 	}
 }
 
-// of is GPU index's count and last Xid.
-func (w *xidWatch) of(index int) (count, last uint64) {
-	if w == nil {
-		return 0, 0
-	}
-	w.mu.Lock()
-	defer w.mu.Unlock()
-	return w.count[index], w.last[index]
-}
-
 var errClosed = errors.New("NVML: backend closed")
 
 func (n *nvmlBackend) device(index int) (nvml.Device, error) {
@@ -272,7 +262,11 @@ func (n *nvmlBackend) Health(index int) (Health, error) {
 	if ret == nvml.SUCCESS && replays > 0 {
 		h.PCIeReplays = uint64(replays)
 	}
-	h.Xids, h.LastXid = n.xids.of(index)
+	if w := n.xids; w != nil {
+		w.mu.Lock()
+		h.Xids, h.LastXid = w.count[index], w.last[index]
+		w.mu.Unlock()
+	}
 	return h, nil
 }
 
