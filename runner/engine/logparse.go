@@ -77,7 +77,7 @@ type LogScan struct {
 	info  collect.LogInfo // without errors: Info adds them for its stop offset
 	errAt []int64         // the offset of each ErrorSignatures entry's first match, -1 for none
 	// Match is the failure signature (Signatures) of highest precedence, and
-	// the first line it matched; Found says whether any line matched one.
+	// the last line it matched (FindSignature); Found: any line matched one.
 	Match SignatureMatch
 	Found bool
 	// Excerpt is cut around the first line a signature matches
