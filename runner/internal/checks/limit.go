@@ -59,19 +59,17 @@ type LimitSetObservation struct {
 func LimitSet(lower, restore *LimitSetObservation) collect.Check {
 	c := collect.Check{Name: "limit_set", OK: true}
 	var parts []string
-	for _, o := range []struct {
-		what string
-		obs  *LimitSetObservation
-	}{{"lowered", lower}, {"restored", restore}} {
+	for i, o := range []*LimitSetObservation{lower, restore} {
+		what := [...]string{"lowered", "restored"}[i]
 		switch {
-		case o.obs == nil:
+		case o == nil:
 			c.OK = false
-			parts = append(parts, "not "+o.what)
-		case o.obs.Err != "":
+			parts = append(parts, "not "+what)
+		case o.Err != "":
 			c.OK = false
-			parts = append(parts, fmt.Sprintf("%s to %s MiB failed: %s", o.what, MiB(bytesToMiB(o.obs.Bytes)), o.obs.Err))
+			parts = append(parts, fmt.Sprintf("%s to %s MiB failed: %s", what, MiB(bytesToMiB(o.Bytes)), o.Err))
 		default:
-			parts = append(parts, fmt.Sprintf("%s to %s MiB", o.what, MiB(bytesToMiB(o.obs.Bytes))))
+			parts = append(parts, fmt.Sprintf("%s to %s MiB", what, MiB(bytesToMiB(o.Bytes))))
 		}
 	}
 	c.Detail = text.CutLine(strings.Join(parts, "; "), 300)
