@@ -269,22 +269,17 @@ func intMatch(re *regexp.Regexp, line string) (int64, bool) {
 	return v, err == nil
 }
 
-// failure keeps the line's failure signature if it outranks Match or is
-// Match's and later (FindSignature), and returns the name of the first
-// signature the line matches ("" for none; once the excerpt began, only those
-// up to Match's are looked for, and the name is not needed).
+// failure looks for the line's signature among those up to Match's (all of
+// them before one matched, so before the excerpt began): one found outranks
+// Match or is Match's on a later line (FindSignature), so it becomes Match.
+// It returns the signature's name, "" for none.
 func (s *logScanner) failure(line string) string {
-	upTo := len(Signatures)
-	if s.HasExcerpt {
-		upTo = min(s.best+1, len(Signatures))
-	}
+	upTo := min(s.best+1, len(Signatures))
 	i := signatureIn(line, upTo)
 	if i == upTo {
 		return ""
 	}
-	if i <= s.best {
-		s.best, s.Match, s.Found = i, SignatureMatch{Signature: Signatures[i], Line: text.CutLine(line, 200)}, true
-	}
+	s.best, s.Match, s.Found = i, SignatureMatch{Signature: Signatures[i], Line: text.CutLine(line, 200)}, true
 	return Signatures[i].Name
 }
 
