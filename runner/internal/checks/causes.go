@@ -3,6 +3,7 @@ package checks
 import (
 	"cmp"
 	"path"
+	"slices"
 
 	"github.com/ovg-project/ci-report/collect"
 )
@@ -21,15 +22,9 @@ type Cause struct {
 // cause of the chain. A check keeps a cause it already has, and never follows
 // from itself. Applying it again changes nothing.
 func MarkCauses(list []collect.Check, rules []Cause) {
-	failed := map[string]int{} // failed check → its index
-	for i := range list {
-		if _, dup := failed[list[i].Name]; !list[i].OK && !dup {
-			failed[list[i].Name] = i
-		}
-	}
 	for _, rule := range rules {
-		ri, ok := failed[rule.Root]
-		if !ok {
+		ri := slices.IndexFunc(list, func(c collect.Check) bool { return !c.OK && c.Name == rule.Root })
+		if ri < 0 {
 			continue
 		}
 		root := cmp.Or(list[ri].CausedBy, rule.Root)
