@@ -46,7 +46,7 @@ type ExecFunc func(ctx context.Context, argv []string) ([]byte, error)
 
 // Client runs kvctl. The zero value is not usable: Argv must name kvctl.
 type Client struct {
-	Argv      []string      // the exec prefix, then kvctl: docker exec -i vllm kvctl, or SELF sim kvctl
+	Argv      []string      // the exec prefix, then kvctl: docker exec -i vllm kvctl, or <ci-report> sim kvctl
 	Exec      ExecFunc      // runs one command; nil runs it with os/exec
 	Timeout   time.Duration // bounds each call; 0 means DefaultTimeout
 	Latencies *Latencies    // when set, collects how long each call took; clients may share one
