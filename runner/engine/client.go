@@ -245,13 +245,12 @@ func errorText(err error) string {
 	return text.Cut(typ+": "+err.Error(), MaxErrorLen)
 }
 
-// Transfer sends one request of a prefill/decode pair to vLLM's
-// /v1/completions, greedy, with kv_transfer_params as kvcached's P/D smoke
-// sends them (tools/run_vllm_nixl_pd_smoke.sh@090491ed57c3 make_payload),
-// and returns the answer's text and its kv_transfer_params (vLLM's
-// NixlConnector fills them on a prefill that ended at max_tokens,
-// vllm/distributed/kv_transfer/kv_connector/v1/nixl_connector.py@002a1057e9ae
-// request_finished; absent: nil).
+// Transfer sends one request of a prefill/decode pair to vLLM's /v1/completions,
+// greedy, with kv_transfer_params as kvcached's P/D smoke sends them
+// (tools/run_vllm_nixl_pd_smoke.sh@090491ed57c3 make_payload), and returns the
+// answer's text and its kv_transfer_params (nil: absent; vLLM's NixlConnector
+// fills them on a prefill that ended at max_tokens, request_finished in
+// vllm/distributed/kv_transfer/kv_connector/v1/nixl_connector.py@002a1057e9ae).
 func (c *Client) Transfer(ctx context.Context, prompt string, maxTokens int, params any) (string, json.RawMessage, error) {
 	ctx, cancel := context.WithTimeout(ctx, c.requestTimeout())
 	defer cancel()

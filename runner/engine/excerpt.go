@@ -50,10 +50,9 @@ func (r *lineRing) lines() (at []int64, out []string) {
 	return at, out
 }
 
-// excerpt builds the scan's excerpt from the line at start: before the
-// first line any signature matches (name, "" for none) it holds the line
-// back; that line and those after it, up to collect.ExcerptMaxLines in all,
-// it takes.
+// excerpt builds the scan's excerpt from the line at start: before the first
+// line any signature matches (name, "" for none) it holds the line back; that
+// line and those after it, up to collect.ExcerptMaxLines in all, it takes.
 func (s *logScanner) excerpt(start int64, line []byte, name string) {
 	switch {
 	case s.HasExcerpt && len(s.Excerpt.Lines) < collect.ExcerptMaxLines:

@@ -8,10 +8,9 @@ import (
 	"github.com/ovg-project/ci-report/collect"
 )
 
-// Cause is one rule of docs/runner.md §5.9: when the check Root failed,
-// every failed check whose name matches one of Follow (path.Match
-// patterns: `*_tokens_equal`) could not meaningfully run, and records
-// caused_by Root.
+// Cause is one rule of docs/runner.md §5.9: when the check Root failed, every
+// failed check whose name matches one of Follow (path.Match patterns:
+// `*_tokens_equal`) could not meaningfully run, and records caused_by Root.
 type Cause struct {
 	Root   string
 	Follow []string
