@@ -79,8 +79,7 @@ func ElasticCauses(a, b string) []Cause {
 	)
 }
 
-// LimitCauses are the rules of a limit case of server s (docs/runner.md
-// §5.9).
+// LimitCauses are the rules of a limit case of server s (docs/runner.md §5.9).
 func LimitCauses(s string) []Cause {
 	later := []string{"limit_released_idle", "limit_held_under_load", "limit_raised_regrows"}
 	return append(readyCauses(s),
