@@ -168,7 +168,7 @@ type logScanner struct {
 	// fragment is matched in (tail then fragment).
 	tail, window []byte
 	lineKv       bool     // the line holds `[kvcached]`
-	lineErr      int      // the lowest index of an error signature first found in the line, -1 for none
+	lineErr      int      // the lowest error signature first found in the line (none: len(ErrorSignatures))
 	ring         lineRing // the excerptBefore lines before this one, and this one
 	// Once the excerpt began:
 	lineAt []int64  // the offsets of its lines
@@ -177,7 +177,8 @@ type logScanner struct {
 }
 
 func newLogScanner(base int64) *logScanner {
-	s := &logScanner{seenPatch: map[string]bool{}, best: len(Signatures), lineErr: -1, ring: newLineRing(excerptBefore+1, 0)}
+	s := &logScanner{seenPatch: map[string]bool{}, best: len(Signatures), lineErr: len(ErrorSignatures),
+		ring: newLineRing(excerptBefore+1, 0)}
 	s.LogScan.tail = newLineRing(collect.ExcerptMaxLines, tailKeep)
 	s.info = EmptyLogInfo()
 	s.errAt = slices.Repeat([]int64{-1}, len(ErrorSignatures))
@@ -195,9 +196,7 @@ func (s *logScanner) fragment(off int64, b []byte) {
 		}
 		if loc := re.FindIndex(s.window); loc != nil {
 			s.errAt[i] = start + int64(loc[0])
-			if s.lineErr < 0 || i < s.lineErr {
-				s.lineErr = i
-			}
+			s.lineErr = min(s.lineErr, i)
 		}
 	}
 	s.lineKv = s.lineKv || bytes.Contains(s.window, []byte("[kvcached]"))
@@ -214,12 +213,12 @@ func (s *logScanner) line(start int64, head []byte) bool {
 		s.info.KvcachedLines++
 	}
 	name := s.failure(text)
-	if name == "" && s.lineErr >= 0 {
+	if name == "" && s.lineErr < len(ErrorSignatures) {
 		name = ErrorSignatures[s.lineErr]
 	}
 	s.excerpt(start, head, name)
 	s.LogScan.tail.push(start, head) // nothing once an excerpt began
-	s.tail, s.lineKv, s.lineErr = s.tail[:0], false, -1
+	s.tail, s.lineKv, s.lineErr = s.tail[:0], false, len(ErrorSignatures)
 	return true
 }
 
