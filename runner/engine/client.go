@@ -22,10 +22,8 @@ import (
 type Request struct {
 	Prompt    string
 	MaxTokens int
-	IgnoreEOS bool // the server generates exactly MaxTokens tokens (load requests)
-	// Model is the served model name the request names, where the dialect
-	// sends one (Client.Generate sets it to Client.ServedName).
-	Model string
+	IgnoreEOS bool   // the server generates exactly MaxTokens tokens (load requests)
+	Model     string // the served model name, where the dialect sends one ("": Generate sends Client.ServedName)
 }
 
 // Client speaks one engine's HTTP API (docs/runner.md §3.4).
@@ -35,9 +33,7 @@ type Client struct {
 	HTTP           *http.Client  // nil means http.DefaultClient
 	RequestTimeout time.Duration // bounds one generation (default 30 min)
 	ResetTimeout   time.Duration // bounds a prefix-cache reset (default 2 min)
-	// ServedName is the server's served model name, its identity for this
-	// run (Identify) and the model its requests name.
-	ServedName string
+	ServedName     string        // the server's identity for this run (Identify) and the model its requests name
 }
 
 // requestTimeout bounds one generation: RequestTimeout, else 30 min.
@@ -55,26 +51,23 @@ func (c *Client) Generate(ctx context.Context, req Request) collect.RequestResul
 	ctx, cancel := context.WithTimeout(ctx, c.requestTimeout())
 	defer cancel()
 	if c.Dialect.Body == nil || c.Dialect.Parse == nil {
-		return collect.RequestResult{Error: ptr("the engine has no HTTP dialect for generation requests")}
+		return collect.RequestResult{Error: new("the engine has no HTTP dialect for generation requests")}
 	}
-	if req.Model == "" {
-		req.Model = c.ServedName
-	}
+	req.Model = cmp.Or(req.Model, c.ServedName)
 	path, body := c.Dialect.GeneratePath, c.Dialect.Body(req)
 	start := time.Now()
 	status, data, err := c.post(ctx, path, body)
 	res := collect.RequestResult{Status: status, LatencyS: time.Since(start).Seconds()}
-	if err != nil {
-		res.Status = 0
-		res.Error = ptr(errorText(err))
+	if err != nil { // status 0: post fails with no status
+		res.Error = new(errorText(err))
 		return res
 	}
 	if status != http.StatusOK {
-		res.Error = ptr(text.Cut(fmt.Sprintf("HTTP %d: %s", status, strings.TrimSpace(string(data))), MaxErrorLen))
+		res.Error = new(text.Cut(fmt.Sprintf("HTTP %d: %s", status, strings.TrimSpace(string(data))), MaxErrorLen))
 		return res
 	}
 	if perr := c.Dialect.Parse(data, &res); perr != nil {
-		res.Error = ptr(text.Cut("parse response: "+perr.Error(), MaxErrorLen))
+		res.Error = new(text.Cut("parse response: "+perr.Error(), MaxErrorLen))
 		res.TokenIDs = nil
 	}
 	return res
@@ -214,11 +207,10 @@ func (c *Client) RunPhase(ctx context.Context, name string, reqs []Request, conc
 	var wg sync.WaitGroup
 	for i, r := range reqs {
 		sem <- struct{}{}
-		wg.Add(1)
-		go func() {
-			defer func() { <-sem; wg.Done() }()
+		wg.Go(func() {
+			defer func() { <-sem }()
 			ph.Results[i] = c.Generate(ctx, r)
-		}()
+		})
 	}
 	wg.Wait()
 	return ph
@@ -253,15 +245,12 @@ func errorText(err error) string {
 	return text.Cut(typ+": "+err.Error(), MaxErrorLen)
 }
 
-func ptr[T any](v T) *T { return &v }
-
-// Transfer sends one request of a prefill/decode pair to vLLM's
-// /v1/completions, greedy, with kv_transfer_params as kvcached's P/D smoke
-// sends them (tools/run_vllm_nixl_pd_smoke.sh@090491ed57c3 make_payload),
-// and returns the answer's text and its kv_transfer_params (vLLM's
-// NixlConnector fills them on a prefill that ended at max_tokens,
-// vllm/distributed/kv_transfer/kv_connector/v1/nixl_connector.py@002a1057e9ae
-// request_finished; absent: nil).
+// Transfer sends one request of a prefill/decode pair to vLLM's /v1/completions,
+// greedy, with kv_transfer_params as kvcached's P/D smoke sends them
+// (tools/run_vllm_nixl_pd_smoke.sh@090491ed57c3 make_payload), and returns the
+// answer's text and its kv_transfer_params (nil: absent; vLLM's NixlConnector
+// fills them on a prefill that ended at max_tokens, request_finished in
+// vllm/distributed/kv_transfer/kv_connector/v1/nixl_connector.py@002a1057e9ae).
 func (c *Client) Transfer(ctx context.Context, prompt string, maxTokens int, params any) (string, json.RawMessage, error) {
 	ctx, cancel := context.WithTimeout(ctx, c.requestTimeout())
 	defer cancel()

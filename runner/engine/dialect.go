@@ -50,19 +50,6 @@ func sglangBody(req Request) any {
 	return map[string]any{"text": req.Prompt, "sampling_params": sp}
 }
 
-type vllmResponse struct {
-	Choices []struct {
-		Text     *string `json:"text"`
-		TokenIDs []int   `json:"token_ids"`
-	} `json:"choices"`
-	Usage *struct {
-		PromptTokens        *int `json:"prompt_tokens"`
-		PromptTokensDetails *struct {
-			CachedTokens *int `json:"cached_tokens"`
-		} `json:"prompt_tokens_details"`
-	} `json:"usage"`
-}
-
 type sglangResponse struct {
 	Text      *string `json:"text"`
 	OutputIDs []int   `json:"output_ids"`
@@ -75,8 +62,7 @@ type sglangResponse struct {
 // parseSGLang reads SGLang's /generate answer: an object, or a list of one.
 func parseSGLang(data []byte, res *collect.RequestResult) error {
 	var r sglangResponse
-	trimmed := bytes.TrimLeft(data, " \t\r\n")
-	if len(trimmed) > 0 && trimmed[0] == '[' {
+	if bytes.HasPrefix(bytes.TrimLeft(data, " \t\r\n"), []byte("[")) {
 		var list []sglangResponse
 		if err := json.Unmarshal(data, &list); err != nil {
 			return err
@@ -100,7 +86,18 @@ func parseSGLang(data []byte, res *collect.RequestResult) error {
 
 // parseOpenAI reads vLLM's /v1/completions answer.
 func parseOpenAI(data []byte, res *collect.RequestResult) error {
-	var r vllmResponse
+	var r struct {
+		Choices []struct {
+			Text     *string `json:"text"`
+			TokenIDs []int   `json:"token_ids"`
+		} `json:"choices"`
+		Usage *struct {
+			PromptTokens        *int `json:"prompt_tokens"`
+			PromptTokensDetails *struct {
+				CachedTokens *int `json:"cached_tokens"`
+			} `json:"prompt_tokens_details"`
+		} `json:"usage"`
+	}
 	if err := json.Unmarshal(data, &r); err != nil {
 		return err
 	}
@@ -125,6 +122,6 @@ func parseOpenAI(data []byte, res *collect.RequestResult) error {
 	// "zero-cache details are omitted"); newer code sends cached_tokens 0
 	// (vllm/entrypoints/openai/completion/serving.py@030ea52effcb). Either
 	// way no details means 0 cached, not unknown.
-	res.CachedTokens = ptr(0)
+	res.CachedTokens = new(0)
 	return nil
 }

@@ -7,10 +7,8 @@ import (
 	"github.com/ovg-project/ci-report/collect"
 )
 
-// Lines an excerpt keeps before the line with the first error signature;
-// the rest of collect.ExcerptMaxLines follow it, the last
-// collect.ExcerptTailLines of them the log's last lines when it goes on
-// (finishExcerpt, docs/formats.md §4.9).
+// Lines an excerpt keeps before the line with the first error signature
+// (docs/formats.md §4.9; excerpt and finishExcerpt take the rest).
 const excerptBefore = 5
 
 // lineRing holds the last lines a scan passed (offsets and first keep bytes,
@@ -42,22 +40,19 @@ func (r *lineRing) push(off int64, line []byte) {
 	r.n = min(r.n+1, size)
 }
 
-// slot is where the i-th held line, oldest first, is.
-func (r *lineRing) slot(i int) int { return (r.next - r.n + i + len(r.buf)) % len(r.buf) }
-
 // lines are the held lines' offsets and the lines, cut, oldest first.
 func (r *lineRing) lines() (at []int64, out []string) {
 	for i := range r.n {
-		at = append(at, r.off[r.slot(i)])
-		out = append(out, collect.ExcerptLine(r.buf[r.slot(i)]))
+		slot := (r.next - r.n + i + len(r.buf)) % len(r.buf)
+		at = append(at, r.off[slot])
+		out = append(out, collect.ExcerptLine(r.buf[slot]))
 	}
 	return at, out
 }
 
-// excerpt builds the scan's excerpt from the line at start: before the
-// first line any signature matches (name, "" for none) it holds the line
-// back; that line and those after it, up to collect.ExcerptMaxLines in all,
-// it takes.
+// excerpt builds the scan's excerpt from the line at start: before the first
+// line any signature matches (name, "" for none) it holds the line back; that
+// line and those after it, up to collect.ExcerptMaxLines in all, it takes.
 func (s *logScanner) excerpt(start int64, line []byte, name string) {
 	switch {
 	case s.HasExcerpt && len(s.Excerpt.Lines) < collect.ExcerptMaxLines:
@@ -94,7 +89,6 @@ func (s *logScanner) finishExcerpt() {
 	s.Excerpt.Tail = append(slices.Clone(s.Excerpt.Lines[from:]), ended...)
 	s.Excerpt.TailOffset = append(s.lineAt[from:], endAt...)[0]
 	s.Excerpt.Lines, s.Excerpt.Skipped = s.Excerpt.Lines[:keep], s.past
-	s.end, s.lineAt = lineRing{}, nil
 }
 
 // BurstExcerpt returns the first collect.ExcerptMaxLines lines of r, a

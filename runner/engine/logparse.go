@@ -54,8 +54,6 @@ var (
 	reKvBlockSize = regexp.MustCompile(`Setting attention block size to (\d+) tokens \(was (\d+)\) so the KV unit`)
 )
 
-var kvcachedTag = []byte("[kvcached]")
-
 const (
 	// headKeep is how much of each line the line patterns see: the lines
 	// they look for are short, and a huge line must not be held whole.
@@ -79,7 +77,7 @@ type LogScan struct {
 	info  collect.LogInfo // without errors: Info adds them for its stop offset
 	errAt []int64         // the offset of each ErrorSignatures entry's first match, -1 for none
 	// Match is the failure signature (Signatures) of highest precedence, and
-	// the first line it matched; Found says whether any line matched one.
+	// the last line it matched (FindSignature); Found: any line matched one.
 	Match SignatureMatch
 	Found bool
 	// Excerpt is cut around the first line a signature matches
@@ -169,21 +167,18 @@ type logScanner struct {
 	// tail is the end of the line's previous fragment, window the buffer a
 	// fragment is matched in (tail then fragment).
 	tail, window []byte
-	// lineKv: the line holds `[kvcached]`; lineErr: the lowest index of an
-	// error signature first found in the line, -1 for none.
-	lineKv  bool
-	lineErr int
-	ring    lineRing // the excerptBefore lines before this one, and this one
-	// Once the excerpt began: lineAt the offsets of its lines, past the
-	// lines after its collect.ExcerptMaxLines, end the last of those
-	// (finishExcerpt).
-	lineAt []int64
-	past   int
-	end    lineRing
+	lineKv       bool     // the line holds `[kvcached]`
+	lineErr      int      // the lowest error signature first found in the line (none: len(ErrorSignatures))
+	ring         lineRing // the excerptBefore lines before this one, and this one
+	// Once the excerpt began:
+	lineAt []int64  // the offsets of its lines
+	past   int      // the lines after its collect.ExcerptMaxLines
+	end    lineRing // the last of those (finishExcerpt)
 }
 
 func newLogScanner(base int64) *logScanner {
-	s := &logScanner{seenPatch: map[string]bool{}, best: len(Signatures), lineErr: -1, ring: newLineRing(excerptBefore+1, 0)}
+	s := &logScanner{seenPatch: map[string]bool{}, best: len(Signatures), lineErr: len(ErrorSignatures),
+		ring: newLineRing(excerptBefore+1, 0)}
 	s.LogScan.tail = newLineRing(collect.ExcerptMaxLines, tailKeep)
 	s.info = EmptyLogInfo()
 	s.errAt = slices.Repeat([]int64{-1}, len(ErrorSignatures))
@@ -201,14 +196,11 @@ func (s *logScanner) fragment(off int64, b []byte) {
 		}
 		if loc := re.FindIndex(s.window); loc != nil {
 			s.errAt[i] = start + int64(loc[0])
-			if s.lineErr < 0 || i < s.lineErr {
-				s.lineErr = i
-			}
+			s.lineErr = min(s.lineErr, i)
 		}
 	}
-	s.lineKv = s.lineKv || bytes.Contains(s.window, kvcachedTag)
-	keep := s.window[max(len(s.window)-overlap, 0):]
-	s.tail = append(s.tail[:0], keep...)
+	s.lineKv = s.lineKv || bytes.Contains(s.window, []byte("[kvcached]"))
+	s.tail = append(s.tail[:0], s.window[max(len(s.window)-overlap, 0):]...)
 }
 
 // line takes the line that began at byte offset start, its first headKeep
@@ -221,12 +213,12 @@ func (s *logScanner) line(start int64, head []byte) bool {
 		s.info.KvcachedLines++
 	}
 	name := s.failure(text)
-	if name == "" && s.lineErr >= 0 {
+	if name == "" && s.lineErr < len(ErrorSignatures) {
 		name = ErrorSignatures[s.lineErr]
 	}
 	s.excerpt(start, head, name)
 	s.LogScan.tail.push(start, head) // nothing once an excerpt began
-	s.tail, s.lineKv, s.lineErr = s.tail[:0], false, -1
+	s.tail, s.lineKv, s.lineErr = s.tail[:0], false, len(ErrorSignatures)
 	return true
 }
 
@@ -276,22 +268,17 @@ func intMatch(re *regexp.Regexp, line string) (int64, bool) {
 	return v, err == nil
 }
 
-// failure keeps the line's failure signature if it outranks Match or is
-// Match's and later (FindSignature), and returns the name of the first
-// signature the line matches ("" for none; once the excerpt began, only those
-// up to Match's are looked for, and the name is not needed).
+// failure looks for the line's signature among those up to Match's (all of
+// them before one matched, so before the excerpt began): one found outranks
+// Match or is Match's on a later line (FindSignature), so it becomes Match.
+// It returns the signature's name, "" for none.
 func (s *logScanner) failure(line string) string {
-	upTo := len(Signatures)
-	if s.HasExcerpt {
-		upTo = min(s.best+1, len(Signatures))
-	}
+	upTo := min(s.best+1, len(Signatures))
 	i := signatureIn(line, upTo)
 	if i == upTo {
 		return ""
 	}
-	if i <= s.best {
-		s.best, s.Match, s.Found = i, SignatureMatch{Signature: Signatures[i], Line: text.CutLine(line, 200)}, true
-	}
+	s.best, s.Match, s.Found = i, SignatureMatch{Signature: Signatures[i], Line: text.CutLine(line, 200)}, true
 	return Signatures[i].Name
 }
 

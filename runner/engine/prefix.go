@@ -2,6 +2,7 @@ package engine
 
 import (
 	"bufio"
+	"cmp"
 	"context"
 	"fmt"
 	"io"
@@ -34,13 +35,6 @@ fi
 if [ "$pg" = "$$" ]; then echo "` + prefixMarker + `pgid $$"; else echo "` + prefixMarker + `pid $$"; fi
 exec "$@"`
 
-// prefixScanLimit bounds how much of the server's first output is searched
-// for the wrapper's line (the prefix itself may print before it).
-const prefixScanLimit = 64 << 10
-
-// prefixTimeout bounds one stop or liveness command through the prefix.
-const prefixTimeout = 10 * time.Second
-
 // remoteGroup is what the wrapper reported: a process group inside the
 // prefix, or (group false) only the server's pid there.
 type remoteGroup struct {
@@ -65,11 +59,7 @@ func (g remoteGroup) String() string {
 
 // killScript sends sig to the group (or pid).
 func (g remoteGroup) killScript(sig syscall.Signal) string {
-	name, ok := signalWords[sig]
-	if !ok {
-		name = strconv.Itoa(int(sig))
-	}
-	return "kill -s " + name + " " + g.target()
+	return "kill -s " + cmp.Or(signalWords[sig], strconv.Itoa(int(sig))) + " " + g.target()
 }
 
 // aliveScript prints alive when a non-zombie process of the group (or the
@@ -104,12 +94,12 @@ func parsePrefixLine(line []byte) (remoteGroup, bool) {
 }
 
 // scanPrefixLine copies the server's first output to w line by line until
-// the wrapper's line (recorded in s.remote), prefixScanLimit or the end, and
-// returns the reader of the rest.
+// the wrapper's line (recorded in s.remote), the end or 64 KiB (the prefix
+// itself may print before the line), and returns the reader of the rest.
 func (s *Server) scanPrefixLine(r io.Reader, w io.Writer) io.Reader {
-	defer s.remoteOnce.Do(func() { close(s.remoteKnown) })
+	defer close(s.remoteKnown) // launch calls this once
 	br := bufio.NewReaderSize(r, 4096)
-	for n := 0; n < prefixScanLimit; {
+	for n := 0; n < 64<<10; {
 		line, err := br.ReadSlice('\n')
 		n += len(line)
 		g, found := parsePrefixLine(line)
@@ -144,9 +134,9 @@ func (s *Server) remoteGroup(wait time.Duration) (remoteGroup, bool) {
 	}
 }
 
-// inPrefix runs script with sh through the exec prefix.
+// inPrefix runs script with sh through the exec prefix, for at most 10 s.
 func (s *Server) inPrefix(script string) ([]byte, error) {
-	ctx, cancel := context.WithTimeout(context.Background(), prefixTimeout)
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()
 	argv := append(slices.Clone(s.Config.ExecPrefix), "sh", "-c", script)
 	out, err := s.Config.Exec(ctx, argv)

@@ -1,6 +1,7 @@
 package engine
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -60,15 +61,13 @@ func DefaultDurations[T any](t, def T) T {
 
 // ServerConfig says how to start one server.
 type ServerConfig struct {
-	Name       string      // the case directory name (also the log key and check prefix)
-	Dialect    Dialect     // the engine's HTTP API, which the server's Client speaks
-	Dir        string      // the case directory; serve.log, server.pid and cmd.txt go there
-	Env        collect.Env // put before Argv as `env K=V ...` (so it also crosses an exec prefix)
-	Argv       []string    // the server command
-	ExecPrefix []string    // goes in front of everything (e.g. docker exec -i NAME); see prefixWrapper
-	// ServedName is the server's --served-model-name, which WaitReady reads
-	// back from GET /v1/models ("": not checked).
-	ServedName string
+	Name       string            // the case directory name (also the log key and check prefix)
+	Dialect    Dialect           // the engine's HTTP API, which the server's Client speaks
+	Dir        string            // the case directory; serve.log, server.pid and cmd.txt go there
+	Env        collect.Env       // put before Argv as `env K=V ...` (so it also crosses an exec prefix)
+	Argv       []string          // the server command
+	ExecPrefix []string          // goes in front of everything (e.g. docker exec -i NAME); see prefixWrapper
+	ServedName string            // --served-model-name, which WaitReady reads back from GET /v1/models ("": not checked)
 	Port       int               // on 127.0.0.1: free at the start, the group's alone while readiness counts
 	StopSignal syscall.Signal    // sent to the group to stop it (default SIGINT)
 	Redact     *collect.Redactor // applied to the server's output before it reaches serve.log
@@ -109,34 +108,33 @@ func (c *ServerConfig) CommandLine() string {
 
 // ShellQuote quotes s for a POSIX shell when it needs it.
 func ShellQuote(s string) string {
-	if s == "" {
+	switch {
+	case s == "":
 		return "''"
-	}
-	if strings.IndexFunc(s, func(r rune) bool {
+	case !strings.ContainsFunc(s, func(r rune) bool {
 		return !(r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z' || r >= '0' && r <= '9' ||
 			strings.ContainsRune("-_./:=,+@%", r))
-	}) < 0 {
+	}):
 		return s
+	case !strings.ContainsFunc(s, func(r rune) bool { return r < 0x20 || r == 0x7f }):
+		return "'" + strings.ReplaceAll(s, "'", `'\''`) + "'"
 	}
-	if strings.ContainsFunc(s, func(r rune) bool { return r < 0x20 || r == 0x7f }) {
-		// cmd.txt is one line: control characters as ANSI-C escapes, which
-		// bash and POSIX-2024 shells read back as the same byte.
-		var b strings.Builder
-		b.WriteString("$'")
-		for i := 0; i < len(s); i++ {
-			switch c := s[i]; {
-			case ansiCEscapes[c] != "":
-				b.WriteString(ansiCEscapes[c])
-			case c < 0x20 || c == 0x7f:
-				fmt.Fprintf(&b, `\x%02x`, c)
-			default:
-				b.WriteByte(c)
-			}
+	// cmd.txt is one line: control characters as ANSI-C escapes, which
+	// bash and POSIX-2024 shells read back as the same byte.
+	var b strings.Builder
+	b.WriteString("$'")
+	for i := 0; i < len(s); i++ {
+		switch c := s[i]; {
+		case ansiCEscapes[c] != "":
+			b.WriteString(ansiCEscapes[c])
+		case c < 0x20 || c == 0x7f:
+			fmt.Fprintf(&b, `\x%02x`, c)
+		default:
+			b.WriteByte(c)
 		}
-		b.WriteByte('\'')
-		return b.String()
 	}
-	return "'" + strings.ReplaceAll(s, "'", `'\''`) + "'"
+	b.WriteByte('\'')
+	return b.String()
 }
 
 var ansiCEscapes = map[byte]string{'\\': `\\`, '\'': `\'`, '\n': `\n`, '\t': `\t`, '\r': `\r`}
@@ -172,7 +170,6 @@ type Server struct {
 	// is closed (at the wrapper's line, or when it cannot come any more).
 	remote      remoteGroup
 	remoteKnown chan struct{}
-	remoteOnce  sync.Once
 
 	intOnce sync.Once
 	intAt   time.Time // when the interrupt was first seen
@@ -187,9 +184,7 @@ type Server struct {
 // and cfg.Kill stop it as watch says.
 func Start(ctx context.Context, cfg ServerConfig) (*Server, error) {
 	cfg.Timing = cfg.Timing.WithDefaults()
-	if cfg.StopSignal == 0 {
-		cfg.StopSignal = syscall.SIGINT
-	}
+	cfg.StopSignal = cmp.Or(cfg.StopSignal, syscall.SIGINT)
 	if cfg.Exec == nil {
 		cfg.Exec = ledger.ExecCommand
 	}
@@ -289,7 +284,6 @@ func (s *Server) launch(argv []string, lf *os.File) error {
 		pr.Close()
 		fmt.Fprintf(lf, "ci-report: could not start %q: %v\n", argv[0], err)
 		lf.Close()
-		close(s.copyDone)
 		return fmt.Errorf("start server %s (%s): %w", cfg.Name, argv[0], err)
 	}
 	s.pgid = pgid
@@ -446,7 +440,6 @@ func (s *Server) WaitReady(ctx context.Context) error {
 	t := s.Config.Timing
 	deadline := time.Now().Add(t.ReadyTimeout)
 	silent, logStart := true, s.LogSize()
-	var last error
 	for {
 		if silent && s.LogSize() > logStart {
 			silent, deadline = false, time.Now().Add(t.ReadyTimeout)
@@ -471,9 +464,8 @@ func (s *Server) WaitReady(ctx context.Context) error {
 		if err == nil {
 			return nil
 		}
-		last = err
 		if time.Now().After(deadline) {
-			return fmt.Errorf("server %s not ready after %s (last /health: %v)", s.Config.Name, t.ReadyTimeout, last)
+			return fmt.Errorf("server %s not ready after %s (last /health: %v)", s.Config.Name, t.ReadyTimeout, err)
 		}
 		select {
 		case <-ctx.Done():
@@ -484,9 +476,8 @@ func (s *Server) WaitReady(ctx context.Context) error {
 }
 
 // portOwned checks the port's listening sockets: foreign names the holders
-// outside the server's group; ours is true when every listener is the
-// group's, or when that cannot be told (behind an exec prefix, or no socket
-// tables).
+// outside the server's group; ours is true when every listener is the group's,
+// or when that cannot be told (behind an exec prefix, or no socket tables).
 func (s *Server) portOwned() (foreign string, ours bool) {
 	if len(s.Config.ExecPrefix) > 0 || s.Config.Port <= 0 {
 		return "", true
@@ -556,10 +547,9 @@ func (s *Server) stop() StopResult {
 	select {
 	case <-s.copyDone:
 	case <-time.After(t.KillWait):
-		s.pipeR.Close()
-		<-s.copyDone
 	}
 	s.pipeR.Close()
+	<-s.copyDone
 	s.log.Close()
 	return r
 }
@@ -602,16 +592,12 @@ func (s *Server) waitStopped(start time.Time) (bool, time.Duration) {
 }
 
 func (s *Server) pollGone(timeout, every time.Duration) bool {
-	deadline := time.Now().Add(timeout)
-	for {
-		if s.gone() {
-			return true
-		}
+	for deadline := time.Now().Add(timeout); !s.gone(); time.Sleep(every) {
 		if time.Now().After(deadline) {
 			return false
 		}
-		time.Sleep(every)
 	}
+	return true
 }
 
 // signalWords name the signals that messages and `kill -s` call by name
@@ -636,11 +622,8 @@ func ParseSignal(name string) (syscall.Signal, error) {
 			return sig, nil
 		}
 	}
-	switch n {
-	case "USR1":
-		return syscall.Signal(10), nil
-	case "USR2":
-		return syscall.Signal(12), nil
+	if sig, ok := map[string]syscall.Signal{"USR1": 10, "USR2": 12}[n]; ok {
+		return sig, nil
 	}
 	if v, err := strconv.Atoi(n); err == nil && v > 0 && v < 65 {
 		return syscall.Signal(v), nil
@@ -674,12 +657,10 @@ func (c *countingFile) Size() int64 {
 	return c.n
 }
 
+// Close is called once, by Stop.
 func (c *countingFile) Close() error {
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	if c.closed {
-		return nil
-	}
 	c.closed = true
 	return c.f.Close()
 }

@@ -10,7 +10,6 @@ import (
 	"strings"
 
 	"github.com/ovg-project/ci-report/collect"
-	"github.com/ovg-project/ci-report/internal/text"
 )
 
 // Signature is a family of log lines that says whose fault a failure is
@@ -474,23 +473,19 @@ type SignatureMatch struct {
 	Line string
 }
 
-// FindSignature reads r line by line (any length; each line's first 64 KiB
-// are looked at, as ScanLog's line patterns) and returns the match of
-// highest precedence (the earliest entry of Signatures; the last line for
-// it: a Python traceback prints each frame's source line, which may hold
-// the family's words, before the exception's own message, which comes
-// last); ok is false when no line matched. A read error ends the search with
-// what was found so far, and is returned.
+// FindSignature reads r line by line (each line's first 64 KiB, as ScanLog)
+// and returns the match of the earliest entry of Signatures, on the last line
+// it matched: a Python traceback prints each frame's source line, which may
+// hold the family's words, before the exception's own message. ok is false
+// when no line matched; a read error ends the search with what was found so
+// far, and is returned.
 func FindSignature(r io.Reader) (m SignatureMatch, ok bool, err error) {
-	best := len(Signatures)
+	s := logScanner{best: len(Signatures)} // its failure keeps the match as ScanLog's does
 	err = readLines(r, 0, nil, func(_ int64, head []byte) bool {
-		line := strings.ToValidUTF8(string(head), "\uFFFD")
-		if i := signatureIn(line, min(best+1, len(Signatures))); i <= best && i < len(Signatures) {
-			best, m = i, SignatureMatch{Signature: Signatures[i], Line: text.CutLine(line, 200)}
-		}
+		s.failure(strings.ToValidUTF8(string(head), "\uFFFD"))
 		return true
 	})
-	return m, best < len(Signatures), err
+	return s.Match, s.Found, err
 }
 
 // signatureIn is the index of the first of Signatures[:upTo] that line
@@ -506,10 +501,8 @@ func signatureIn(line string, upTo int) int {
 }
 
 // signatureLiterals holds, for each entry of Signatures, strings one of
-// which every match of its expression contains (nil: none known). Nearly
-// every log line matches no signature, and looking for a few strings is
-// about a hundred times cheaper than running the expressions on it: a
-// scan of serve.log runs them on every line.
+// which every match of its expression contains (nil: none known): looking
+// for them on each line of serve.log is about a hundred times cheaper.
 var signatureLiterals = func() [][]string {
 	out := make([][]string, len(Signatures))
 	for i, s := range Signatures {

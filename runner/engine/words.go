@@ -12,31 +12,19 @@ import (
 func SplitCommand(s string) ([]string, error) {
 	var out []string
 	var cur strings.Builder
-	inWord := false
 	var quote rune
-	escaped := false
+	inWord, escaped := false, false
 	for _, r := range s {
 		switch {
 		case escaped:
 			cur.WriteRune(r)
 			escaped = false
-		case quote == '\'':
-			if r == '\'' {
-				quote = 0
-			} else {
-				cur.WriteRune(r)
-			}
-		case quote == '"':
-			switch r {
-			case '"':
-				quote = 0
-			case '\\':
-				escaped = true
-			default:
-				cur.WriteRune(r)
-			}
-		case r == '\\':
+		case quote != 0 && r == quote:
+			quote = 0
+		case r == '\\' && quote != '\'':
 			escaped, inWord = true, true
+		case quote != 0:
+			cur.WriteRune(r)
 		case r == '\'' || r == '"':
 			quote, inWord = r, true
 		case r == ' ' || r == '\t' || r == '\n':

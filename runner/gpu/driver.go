@@ -8,11 +8,10 @@ import (
 	"github.com/ovg-project/ci-report/internal/bounds"
 )
 
-// MinDriverMajor is the oldest NVIDIA driver branch the kvcached engine
-// images run on: they are CUDA 13 images, and kvcached's own GPU runner
-// set-up asks for "a working driver >= 580 (the engine images use CUDA 13)"
-// (ovg-project/kvcached tools/ci/gpu-runner/setup.sh@28183ff482dc, its
-// header comment).
+// MinDriverMajor is the oldest NVIDIA driver branch the kvcached engine images
+// (CUDA 13) run on: kvcached's own GPU runner set-up asks for "a working driver
+// >= 580 (the engine images use CUDA 13)" (ovg-project/kvcached
+// tools/ci/gpu-runner/setup.sh@28183ff482dc, its header comment).
 const MinDriverMajor = 580
 
 // CheckDriver says why a driver version (as NVML's

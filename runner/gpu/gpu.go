@@ -19,8 +19,7 @@ type Info struct {
 	Name      string
 	MemoryMiB int64 // total memory
 	Driver    string
-	// CC is the CUDA compute capability, `<major>.<minor>` ("": unknown).
-	CC string
+	CC        string // the CUDA compute capability, `<major>.<minor>` ("": unknown)
 }
 
 // Process is one compute process on a GPU.

@@ -58,11 +58,10 @@ type nvmlBackend struct {
 // pkg/nvml/event_set.go: EventSetCreate, Device.RegisterEvents with
 // EventTypeXidCriticalError, EventSet.Wait, whose EventData is the Xid).
 type xidWatch struct {
-	set        nvml.EventSet
-	stop, done chan struct{}
-	mu         sync.Mutex
-	count      map[int]uint64
-	last       map[int]uint64
+	set         nvml.EventSet
+	stop, done  chan struct{}
+	mu          sync.Mutex
+	count, last map[int]uint64
 }
 
 // watchXids registers every GPU for critical Xid events and waits for them
@@ -122,16 +121,6 @@ func (w *xidWatch) run() {
 		w.last[i] = e.EventData
 		w.mu.Unlock()
 	}
-}
-
-// of is GPU index's count and last Xid.
-func (w *xidWatch) of(index int) (count, last uint64) {
-	if w == nil {
-		return 0, 0
-	}
-	w.mu.Lock()
-	defer w.mu.Unlock()
-	return w.count[index], w.last[index]
 }
 
 var errClosed = errors.New("NVML: backend closed")
@@ -219,15 +208,11 @@ func (n *nvmlBackend) Processes(index int) ([]Process, error) {
 	return out, nil
 }
 
-// Health implements HealthReader. Each call is go-nvml's
-// (github.com/NVIDIA/go-nvml@v0.13.4-1 pkg/nvml/device.go):
-// GetTotalEccErrors(MEMORY_ERROR_TYPE_UNCORRECTED, VOLATILE_ECC),
-// GetRetiredPages(PAGE_RETIREMENT_CAUSE_DOUBLE_BIT_ECC_ERROR) (the pages'
-// count), GetRetiredPagesPendingStatus (FEATURE_ENABLED: pages wait for a
-// reset to be retired), GetRemappedRows (its uncorrectable rows, isPending:
-// a remapping waits for a reset, failureOccurred: one failed; nvml.h of
-// go-nvml@2f9e261fe40a pkg/nvml, nvmlDeviceGetRetiredPagesPendingStatus and
-// nvmlDeviceGetRemappedRows) and GetPcieReplayCounter. What the GPU does
+// Health implements HealthReader with go-nvml's device calls
+// (github.com/NVIDIA/go-nvml@v0.13.4-1 pkg/nvml/device.go), the pending and
+// failed flags as nvml.h of go-nvml@2f9e261fe40a pkg/nvml documents
+// nvmlDeviceGetRetiredPagesPendingStatus and nvmlDeviceGetRemappedRows (pages
+// or rows that wait for a reset; a remapping that failed). What the GPU does
 // not keep (ERROR_NOT_SUPPORTED) reads 0 or false; any other failure
 // (ERROR_GPU_IS_LOST) is the error, naming the GPU and the counter.
 func (n *nvmlBackend) Health(index int) (Health, error) {
@@ -277,7 +262,11 @@ func (n *nvmlBackend) Health(index int) (Health, error) {
 	if ret == nvml.SUCCESS && replays > 0 {
 		h.PCIeReplays = uint64(replays)
 	}
-	h.Xids, h.LastXid = n.xids.of(index)
+	if w := n.xids; w != nil {
+		w.mu.Lock()
+		h.Xids, h.LastXid = w.count[index], w.last[index]
+		w.mu.Unlock()
+	}
 	return h, nil
 }
 
@@ -300,9 +289,8 @@ func (n *nvmlBackend) Close() error {
 	return nil
 }
 
-// appXid reports whether Xid x is one an application's own fault raises as
-// well as the machine's (13 graphics engine exception, 31 MMU fault, 43
-// reset channel, 45 preemptive cleanup: NVIDIA's Xid catalog), which says
-// nothing against the machine: the same list the kernel log's GPU Xid
-// family leaves out (docs/runner.md §5.10).
+// appXid reports whether an application's own fault raises Xid x too (13
+// graphics engine exception, 31 MMU fault, 43 reset channel, 45 preemptive
+// cleanup: NVIDIA's Xid catalog), as the kernel log's GPU Xid family leaves
+// out (docs/runner.md §5.10).
 func appXid(x uint64) bool { return x == 13 || x == 31 || x == 43 || x == 45 }

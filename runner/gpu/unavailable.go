@@ -6,8 +6,7 @@ import "fmt"
 // every query fails with ErrNoGPU and Reason (e.g. NVML's init error), so the
 // part's setup cases can tell a missing driver from a missing build.
 type Unavailable struct {
-	// Reason is why no GPU could be opened.
-	Reason error
+	Reason error // why no GPU could be opened
 }
 
 func (u Unavailable) err() error {

@@ -3,14 +3,14 @@ package checks
 import (
 	"cmp"
 	"path"
+	"slices"
 
 	"github.com/ovg-project/ci-report/collect"
 )
 
-// Cause is one rule of docs/runner.md §5.9: when the check Root failed,
-// every failed check whose name matches one of Follow (path.Match
-// patterns: `*_tokens_equal`) could not meaningfully run, and records
-// caused_by Root.
+// Cause is one rule of docs/runner.md §5.9: when the check Root failed, every
+// failed check whose name matches one of Follow (path.Match patterns:
+// `*_tokens_equal`) could not meaningfully run, and records caused_by Root.
 type Cause struct {
 	Root   string
 	Follow []string
@@ -21,15 +21,9 @@ type Cause struct {
 // cause of the chain. A check keeps a cause it already has, and never follows
 // from itself. Applying it again changes nothing.
 func MarkCauses(list []collect.Check, rules []Cause) {
-	failed := map[string]int{} // failed check → its index
-	for i := range list {
-		if _, dup := failed[list[i].Name]; !list[i].OK && !dup {
-			failed[list[i].Name] = i
-		}
-	}
 	for _, rule := range rules {
-		ri, ok := failed[rule.Root]
-		if !ok {
+		ri := slices.IndexFunc(list, func(c collect.Check) bool { return !c.OK && c.Name == rule.Root })
+		if ri < 0 {
 			continue
 		}
 		root := cmp.Or(list[ri].CausedBy, rule.Root)
@@ -85,8 +79,7 @@ func ElasticCauses(a, b string) []Cause {
 	)
 }
 
-// LimitCauses are the rules of a limit case of server s (docs/runner.md
-// §5.9).
+// LimitCauses are the rules of a limit case of server s (docs/runner.md §5.9).
 func LimitCauses(s string) []Cause {
 	later := []string{"limit_released_idle", "limit_held_under_load", "limit_raised_regrows"}
 	return append(readyCauses(s),

@@ -102,9 +102,8 @@ func BReusedAMemory(bGrowth, freeAtAPeak float64) collect.Check {
 		fmt.Sprintf("B grew %s MiB; %s MiB was free at A's peak", MiB(bGrowth), MiB(freeAtAPeak)))
 }
 
-// RequestsOK is the check that every request of a burst or fill succeeded
-// (a_requests_ok, b_requests_ok, contended_requests_ok, limit_requests_ok,
-// l_requests_ok, h_requests_ok). No request at all fails: the step did not run.
+// RequestsOK is a burst's or fill's `*_requests_ok`: every request
+// succeeded. No request at all fails: the step did not run.
 func RequestsOK(name string, results []collect.RequestResult) collect.Check {
 	if len(results) == 0 {
 		return fail(name, "no request was sent")
@@ -139,24 +138,12 @@ func ProbeUnchanged(server string, before, after []collect.RequestResult) collec
 		if !a.OK() {
 			return fail(name, text.CutLine(fmt.Sprintf("prompt %d after the load: %s", i, requestError(a)), 300))
 		}
-		if d := firstDivergence(b.TokenIDs, a.TokenIDs); d != "" {
+		if d := divergence(a.TokenIDs, b.TokenIDs,
+			"token %d is %d after the load, %d before", "%d tokens after the load, %d before"); d != "" {
 			return fail(name, fmt.Sprintf("prompt %d: %s", i, d))
 		}
 	}
 	return pass(name, fmt.Sprintf("%d prompts, same tokens", len(before)))
-}
-
-// firstDivergence describes where two token sequences first differ; "" when equal.
-func firstDivergence(want, got []int) string {
-	for i := range min(len(want), len(got)) {
-		if want[i] != got[i] {
-			return fmt.Sprintf("token %d is %d after the load, %d before", i, got[i], want[i])
-		}
-	}
-	if len(want) != len(got) {
-		return fmt.Sprintf("%d tokens after the load, %d before", len(got), len(want))
-	}
-	return ""
 }
 
 // requestError is a failed request as `<status> <error>`.

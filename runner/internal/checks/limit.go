@@ -47,33 +47,29 @@ func LimitCacheFilled(idle, filled float64) collect.Check {
 		fmt.Sprintf("filled %s MiB, idle %s MiB", MiB(filled), MiB(idle)))
 }
 
-// LimitSetObservation is one `kvctl limit` call of the limit case: the bytes
-// asked for, and the error of the call or of its read-back ("" when the
-// listing showed the new limit).
+// LimitSetObservation is one `kvctl limit` call: the bytes asked for, and the
+// error of the call or of its read-back ("" when the listing showed the limit).
 type LimitSetObservation struct {
 	Bytes int64
 	Err   string
 }
 
-// LimitSet is `limit_set`: both the lowering and the restoring call
-// succeeded and were read back. A missing observation (the case stopped
-// before) fails.
+// LimitSet is `limit_set`: both the lowering and the restoring call succeeded
+// and were read back; a missing one (the case stopped before) fails.
 func LimitSet(lower, restore *LimitSetObservation) collect.Check {
 	c := collect.Check{Name: "limit_set", OK: true}
 	var parts []string
-	for _, o := range []struct {
-		what string
-		obs  *LimitSetObservation
-	}{{"lowered", lower}, {"restored", restore}} {
+	for i, o := range []*LimitSetObservation{lower, restore} {
+		what := [...]string{"lowered", "restored"}[i]
 		switch {
-		case o.obs == nil:
+		case o == nil:
 			c.OK = false
-			parts = append(parts, "not "+o.what)
-		case o.obs.Err != "":
+			parts = append(parts, "not "+what)
+		case o.Err != "":
 			c.OK = false
-			parts = append(parts, fmt.Sprintf("%s to %s MiB failed: %s", o.what, MiB(bytesToMiB(o.obs.Bytes)), o.obs.Err))
+			parts = append(parts, fmt.Sprintf("%s to %s MiB failed: %s", what, MiB(bytesToMiB(o.Bytes)), o.Err))
 		default:
-			parts = append(parts, fmt.Sprintf("%s to %s MiB", o.what, MiB(bytesToMiB(o.obs.Bytes))))
+			parts = append(parts, fmt.Sprintf("%s to %s MiB", what, MiB(bytesToMiB(o.Bytes))))
 		}
 	}
 	c.Detail = text.CutLine(strings.Join(parts, "; "), 300)

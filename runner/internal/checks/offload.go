@@ -96,9 +96,8 @@ func OffloadMemoryReclaimed(rep *OffloadReport) collect.Check {
 		Detail: fmt.Sprintf("at most %s MiB freed in a cycle", MiB(max/(1<<20)))}
 }
 
-// ParseOffloadReport reads the report the script printed last: the JSON
-// object from the last line that is just "{" to the end of out.
-// raw is that object as printed.
+// ParseOffloadReport reads the report the script printed last, the JSON object
+// from the last line that is just "{" to the end of out (raw: as printed).
 func ParseOffloadReport(out []byte) (rep *OffloadReport, raw json.RawMessage, why string) {
 	s := strings.TrimRight(string(out), "\n")
 	i := strings.LastIndex("\n"+s, "\n{\n")

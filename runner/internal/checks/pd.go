@@ -64,11 +64,7 @@ func PDRemoteBlocks(params json.RawMessage) (int, error) {
 	if err := json.Unmarshal(p.IDs, &groups); err != nil {
 		return 0, fmt.Errorf("remote_block_ids %s: %w", text.Cut(string(p.IDs), 80), err)
 	}
-	n := 0
-	for _, g := range groups {
-		n += len(g)
-	}
-	return n, nil
+	return len(slices.Concat(groups...)), nil
 }
 
 // PDTry is one request pair of the pd kind: the prefill's error or params,
@@ -136,9 +132,8 @@ type PDLogScan struct {
 }
 
 // PDNixlLogs are the checks kvcached's smoke makes of both servers' logs
-// (errs: logs that could not be read): pd_nixl_patched and
-// pd_nixl_layout, each passing when some server logged its line, and
-// pd_nixl_no_failure.
+// (errs: logs that could not be read): pd_nixl_patched and pd_nixl_layout,
+// each passing when some server logged its line, and pd_nixl_no_failure.
 func PDNixlLogs(scans []PDLogScan, errs []string) []collect.Check {
 	some := func(name, what string, has func(PDLogScan) bool) collect.Check {
 		var by []string

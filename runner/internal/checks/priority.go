@@ -53,9 +53,8 @@ func PriorityWorkload() []string {
 // PriorityLayers are the layers of kvcached the priority pair exercises.
 func PriorityLayers() []string { return []string{"co-location", "real serving"} }
 
-// PriorityObservation is one server's priority publish: who, the value
-// wanted, the value read back (nil when none), and the error ("" when the
-// read-back matched).
+// PriorityObservation is one server's priority publish: the value wanted, the
+// one read back (nil: none), and the error ("" when the read-back matched).
 type PriorityObservation struct {
 	Server string
 	Want   int64

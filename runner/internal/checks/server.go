@@ -1,8 +1,6 @@
-// Package checks holds the runner's checks as pure functions of recorded
-// observations, apart from the code that drives servers, so each is
-// unit-tested with a passing and a failing input (docs/runner.md §5). A failed
-// check's detail states the measured value against its bar in one line
-// (docs/formats.md §4.2).
+// Package checks holds the runner's checks (docs/runner.md §5) as pure
+// functions of recorded observations, each unit-tested with a passing and a
+// failing input; a failed one's detail is its value against its bar (docs/formats.md §4.2).
 package checks
 
 import (
@@ -33,10 +31,7 @@ func fail(name, detail string) collect.Check {
 // Ready is `<name>` (server_ready, <server>_ready): ok when problem is empty;
 // otherwise problem (why the server never answered /health) is the detail.
 func Ready(name, problem string) collect.Check {
-	if problem == "" {
-		return pass(name, "")
-	}
-	return fail(name, text.CutWords(problem, 300))
+	return collect.Check{Name: name, OK: problem == "", Detail: text.CutWords(problem, 300)}
 }
 
 // ResetObservation is what verifying a prefix-cache reset saw: the cached
@@ -235,37 +230,30 @@ func leftover(name, ipc string, others []string, l Listing, match func(entry, ip
 
 // Shutdown is what the shutdown checks of one server look at.
 type Shutdown struct {
-	Stop     engine.StopResult
-	Log      collect.LogInfo
-	LogErr   string // serve.log could not be parsed
-	Kvcached bool   // the server ran with kvcached enabled
-	Required []string
-	// CapacityOptional: no capacity line is expected (KvcachedActive).
-	CapacityOptional bool
+	Stop             engine.StopResult
+	Log              collect.LogInfo
+	LogErr           string // serve.log could not be parsed
+	Kvcached         bool   // the server ran with kvcached enabled
+	Required         []string
+	CapacityOptional bool // no capacity line is expected (KvcachedActive)
 	IPC              string
-	// OtherIPCs are the run's other kvcached IPC names (leftovers of a server
-	// whose name extends this one's are not this server's).
-	OtherIPCs []string
-	Shm       Listing
-	Tmp       Listing
+	OtherIPCs        []string // the run's other kvcached IPC names (ShmRemoved)
+	Shm, Tmp         Listing
 }
 
 // ShutdownChecks are the shutdown checks of one server, in the order of
 // docs/runner.md §5.2; prefix is "" for a server case and "<server>_" in pairs.
 func ShutdownChecks(prefix string, o Shutdown) []collect.Check {
-	out := []collect.Check{CleanExit(prefix, o.Stop)}
+	noErrors := NoErrorSignatures(prefix, o.Log)
 	if o.LogErr != "" {
-		out = append(out, fail(prefix+"no_error_signatures", text.CutWords(o.LogErr, 300)))
-	} else {
-		out = append(out, NoErrorSignatures(prefix, o.Log))
+		noErrors = fail(prefix+"no_error_signatures", text.CutWords(o.LogErr, 300))
 	}
-	if o.Kvcached {
-		out = append(out, KvcachedActive(prefix, o.Log, o.Required, o.CapacityOptional),
-			ShmRemoved(prefix, o.IPC, o.OtherIPCs, o.Shm), SocketDirsRemoved(prefix, o.IPC, o.OtherIPCs, o.Tmp))
-	} else {
-		out = append(out, KvcachedInactive(prefix, o.Log))
+	out := []collect.Check{CleanExit(prefix, o.Stop), noErrors}
+	if !o.Kvcached {
+		return append(out, KvcachedInactive(prefix, o.Log))
 	}
-	return out
+	return append(out, KvcachedActive(prefix, o.Log, o.Required, o.CapacityOptional),
+		ShmRemoved(prefix, o.IPC, o.OtherIPCs, o.Shm), SocketDirsRemoved(prefix, o.IPC, o.OtherIPCs, o.Tmp))
 }
 
 // GPUProcesses is the last look at the run's GPUs while waiting for them to empty.
@@ -316,7 +304,7 @@ func TokensEqual(kv, native collect.Phase) collect.Check {
 			}
 			return fail(name, fmt.Sprintf("prompt %d: no tokens (%s)", i, which))
 		}
-		if d := tokenDivergence(a, b); d != "" {
+		if d := divergence(a, b, "token %d: kvcached %d vs native %d", "kvcached %d tokens vs native %d"); d != "" {
 			return fail(name, text.CutWords(fmt.Sprintf("prompt %d: %s%s", i, d, textDivergence(kv.Results[i].Text, native.Results[i].Text)), 300))
 		}
 	}
@@ -334,29 +322,24 @@ func textDivergence(a, b *string) string {
 	for d < len(*a) && d < len(*b) && (*a)[d] == (*b)[d] {
 		d++
 	}
-	for d > 0 && (!utf8.RuneStart(at(*a, d)) || !utf8.RuneStart(at(*b, d))) {
+	splits := func(s string) bool { return d < len(s) && !utf8.RuneStart(s[d]) }
+	for d > 0 && (splits(*a) || splits(*b)) {
 		d-- // a rune both share is kept whole
 	}
 	around := func(s string) string { return strconv.Quote(text.CutAround(text.OneLine(s), d, d, 50)) }
 	return "; text kvcached " + around(*a) + " vs native " + around(*b)
 }
 
-// at is s[i], or 0 past its end (a rune boundary).
-func at(s string, i int) byte {
-	if i < len(s) {
-		return s[i]
-	}
-	return 0
-}
-
-func tokenDivergence(a, b []int) string {
+// divergence says where token sequences a and b first differ: at with the
+// index and both tokens, else lengths with both lengths; "" when equal.
+func divergence(a, b []int, at, lengths string) string {
 	for i := range min(len(a), len(b)) {
 		if a[i] != b[i] {
-			return fmt.Sprintf("token %d: kvcached %d vs native %d", i, a[i], b[i])
+			return fmt.Sprintf(at, i, a[i], b[i])
 		}
 	}
 	if len(a) != len(b) {
-		return fmt.Sprintf("kvcached %d tokens vs native %d", len(a), len(b))
+		return fmt.Sprintf(lengths, len(a), len(b))
 	}
 	return ""
 }
@@ -425,10 +408,7 @@ func NativeBlockSizeMatched(native int, nativeReady bool, kvcached []CaseBlockSi
 // InstallKvcached is `install_kvcached` of an `<engine>-setup` case: the
 // install command exited 0 (or, without one, the server command is on the PATH).
 func InstallKvcached(problem, note string) collect.Check {
-	if problem == "" {
-		return pass("install_kvcached", text.CutWords(note, 300))
-	}
-	return fail("install_kvcached", text.CutWords(problem, 300))
+	return collect.Check{Name: "install_kvcached", OK: problem == "", Detail: text.CutWords(cmp.Or(problem, note), 300)}
 }
 
 // ExpectationsMatched is `expectations_matched` of an `<engine>-setup` case:

@@ -46,9 +46,7 @@ type ExecFunc func(ctx context.Context, argv []string) ([]byte, error)
 
 // Client runs kvctl. The zero value is not usable: Argv must name kvctl.
 type Client struct {
-	// Argv is the exec prefix words followed by the kvctl words, e.g.
-	// ["docker", "exec", "-i", "vllm", "kvctl"] or [self, "sim", "kvctl"].
-	Argv      []string
+	Argv      []string      // the exec prefix, then kvctl: docker exec -i vllm kvctl, or <ci-report> sim kvctl
 	Exec      ExecFunc      // runs one command; nil runs it with os/exec
 	Timeout   time.Duration // bounds each call; 0 means DefaultTimeout
 	Latencies *Latencies    // when set, collects how long each call took; clients may share one
@@ -60,12 +58,6 @@ type Client struct {
 type Latencies struct {
 	mu sync.Mutex
 	s  []float64
-}
-
-func (l *Latencies) add(d time.Duration) {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	l.s = append(l.s, d.Seconds())
 }
 
 // Seconds returns the durations recorded, in seconds, in the order the calls
@@ -116,7 +108,7 @@ func (c *Client) ListTimed(ctx context.Context) (Listing, error) {
 	}
 	entries, err := ParseList(out)
 	if err != nil {
-		return Listing{}, fmt.Errorf("%s: %w", c.describe("list", "--json"), err)
+		return Listing{}, fmt.Errorf("kvctl list --json: %w", err)
 	}
 	return Listing{Entries: entries, Age: age}, nil
 }
@@ -170,16 +162,13 @@ func (c *Client) SetPriority(ctx context.Context, ipc string, p int64) PriorityR
 	return r
 }
 
-func (c *Client) describe(args ...string) string {
-	return "kvctl " + strings.Join(args, " ")
-}
-
 // call runs one kvctl command under the client's timeout and returns its
 // output and how long before the return its first byte came. The deadline or
 // the caller's cancellation kills kvctl's whole process group.
 func (c *Client) call(ctx context.Context, args ...string) ([]byte, time.Duration, error) {
+	what := "kvctl " + strings.Join(args, " ")
 	if len(c.Argv) == 0 {
-		return nil, 0, fmt.Errorf("%s: no kvctl command configured", c.describe(args...))
+		return nil, 0, fmt.Errorf("%s: no kvctl command configured", what)
 	}
 	timeout := cmp.Or(max(c.Timeout, 0), DefaultTimeout)
 	// Before the timeout's clock: a call cut by its timeout counts it whole.
@@ -198,17 +187,19 @@ func (c *Client) call(ctx context.Context, args ...string) ([]byte, time.Duratio
 		out, first, err = execTimed(callCtx, argv)
 	}
 	end := time.Now()
-	if c.Latencies != nil && (err == nil || ctx.Err() == nil) {
-		c.Latencies.add(end.Sub(start))
+	if l := c.Latencies; l != nil && (err == nil || ctx.Err() == nil) {
+		l.mu.Lock()
+		l.s = append(l.s, end.Sub(start).Seconds())
+		l.mu.Unlock()
 	}
 	if err != nil {
 		switch {
 		case ctx.Err() != nil:
-			return nil, 0, fmt.Errorf("%s: cut short: %v (%s)", c.describe(args...), context.Cause(ctx), strings.Join(argv, " "))
+			return nil, 0, fmt.Errorf("%s: cut short: %v (%s)", what, context.Cause(ctx), strings.Join(argv, " "))
 		case errors.Is(callCtx.Err(), context.DeadlineExceeded):
-			return nil, 0, fmt.Errorf("%s: timed out after %s, killed (%s)", c.describe(args...), timeout, strings.Join(argv, " "))
+			return nil, 0, fmt.Errorf("%s: timed out after %s, killed (%s)", what, timeout, strings.Join(argv, " "))
 		}
-		return nil, 0, fmt.Errorf("%s (%s): %w", c.describe(args...), strings.Join(argv, " "), err)
+		return nil, 0, fmt.Errorf("%s (%s): %w", what, strings.Join(argv, " "), err)
 	}
 	var age time.Duration
 	if !first.IsZero() {
