@@ -335,12 +335,9 @@ func burstSize(free, perRequest float64, limit int) int {
 // shutdown checks, waits for the GPU to empty and writes the usage timeline.
 func (k *coloc) finish(before [][]collect.RequestResult) {
 	if k.ready {
-		after := make([][]collect.RequestResult, len(k.servers))
 		for i, s := range k.servers {
-			after[i] = k.phase(i, s.Plan.Name+"_probe_after", probeRequests(), 1).Results
-		}
-		for i, s := range k.servers {
-			k.add(checks.ProbeUnchanged(s.Plan.Name, before[i], after[i]))
+			after := k.phase(i, s.Plan.Name+"_probe_after", probeRequests(), 1).Results
+			k.add(checks.ProbeUnchanged(s.Plan.Name, before[i], after))
 		}
 		for _, s := range k.servers {
 			k.add(checks.AliveAfterLoad(s.Plan.Name+"_alive", s.Alive()))
