@@ -188,8 +188,11 @@ func (b *builder) setup(engine string) {
 
 // group adds the server cases of one engine/model group: layouts in order
 // (kvcached first, then native when asked); base's env goes to the
-// kvcached servers only.
+// kvcached servers only. A model the table does not run on the engine adds none.
 func (b *builder) group(base serverOpts, layouts ...string) {
+	if m, _ := findModel(base.model); m != nil && !slices.Contains(m.engines, base.engine) {
+		return
+	}
 	b.setup(base.engine)
 	group := base.engine + "-" + base.model + variant(base)
 	for _, l := range layouts {
@@ -282,10 +285,6 @@ func BuiltinPlan(profile string) (*Plan, error) {
 		for _, e := range bothEngines {
 			b.in(e)
 			for _, m := range []string{"qwen05b", "dsv2lite", "qwen35_9b", "gemma4_12b"} {
-				mm, _ := findModel(m)
-				if !slices.Contains(mm.engines, e) {
-					continue
-				}
 				b.group(serverOpts{engine: e, model: m, tp: 2}, all...)
 			}
 			b.group(serverOpts{engine: e, model: "qwen05b", fp8: true}, "c1")
@@ -307,10 +306,8 @@ func BuiltinPlan(profile string) (*Plan, error) {
 		for _, e := range bothEngines {
 			b.in(e)
 			for _, o := range compatMatrix {
-				if m, _ := findModel(o.model); slices.Contains(m.engines, e) {
-					o.engine = e
-					b.group(o, all...)
-				}
+				o.engine = e
+				b.group(o, all...)
 			}
 		}
 		// kvcached's CPU-offload round trip (its weekly cpu-offload-gpu
