@@ -2,6 +2,7 @@ package runner
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
 	"slices"
 	"strconv"
@@ -246,7 +247,15 @@ func (r *Runner) kind(name string) (Kind, error) {
 }
 
 // Result builds a CaseResult of the case's name from the checks in list (ok =
-// all ok), a log object and phases (nil when the kind has none).
+// all ok), a log object ({} when nil; one that cannot be encoded says so) and
+// phases (nil when the kind has none).
 func (c *Case) Result(list []collect.Check, log any, phases *collect.Ordered[collect.Phase]) collect.CaseResult {
-	return collect.CaseResult{Name: c.Entry.Name, OK: checks.CaseOK(list), Checks: nonNil(list), Phases: phases, Log: c.marshalLog(log)}
+	data := json.RawMessage("{}")
+	if log != nil {
+		var err error
+		if data, err = json.Marshal(log); err != nil {
+			data, _ = json.Marshal(map[string]string{"error": "encode case log: " + err.Error()})
+		}
+	}
+	return collect.CaseResult{Name: c.Entry.Name, OK: checks.CaseOK(list), Checks: nonNil(list), Phases: phases, Log: data}
 }

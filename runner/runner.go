@@ -1,8 +1,8 @@
 package runner
 
 import (
+	"cmp"
 	"context"
-	"encoding/json"
 	"fmt"
 	"io"
 	"net/http"
@@ -236,12 +236,7 @@ func (r *Runner) openLog(path string) (io.ReadSeekCloser, error) {
 	return f, nil
 }
 
-func (r *Runner) stderr() io.Writer {
-	if r.Stderr != nil {
-		return r.Stderr
-	}
-	return io.Discard
-}
+func (r *Runner) stderr() io.Writer { return cmp.Or(r.Stderr, io.Discard) }
 
 // Redactor returns the secret redactor of the run: Redact, else one of
 // collect.SecretEnvNames; either way with the secrets of the plan's env
@@ -506,27 +501,24 @@ func (c *Case) stopAll() {
 // server ran in a container, so its /dev/shm is the container's).
 func (r *Runner) listDir(engineName, dir string) checks.Listing {
 	l := checks.Listing{Dir: dir}
-	prefix := r.PrefixFor(engineName)
-	if len(prefix) == 0 {
-		entries, err := os.ReadDir(dir)
-		if err != nil {
-			l.Err = err.Error()
-			return l
-		}
+	var err error
+	if prefix := r.PrefixFor(engineName); len(prefix) == 0 {
+		var entries []os.DirEntry
+		entries, err = os.ReadDir(dir)
 		for _, e := range entries {
 			l.Entries = append(l.Entries, e.Name())
 		}
-		return l
-	}
-	out, err := r.execFor(context.Background(), r.Timing.KvctlTimeout, append(slices.Clone(prefix), "ls", "-1A", dir))
-	if err != nil {
-		l.Err = err.Error()
-		return l
-	}
-	for _, line := range strings.Split(string(out), "\n") {
-		if line = strings.TrimSpace(line); line != "" {
-			l.Entries = append(l.Entries, line)
+	} else {
+		var out []byte
+		out, err = r.execFor(context.Background(), r.Timing.KvctlTimeout, append(slices.Clone(prefix), "ls", "-1A", dir))
+		for _, line := range strings.Split(string(out), "\n") {
+			if line = strings.TrimSpace(line); line != "" {
+				l.Entries = append(l.Entries, line)
+			}
 		}
+	}
+	if err != nil {
+		l.Err, l.Entries = err.Error(), nil
 	}
 	return l
 }
@@ -616,16 +608,4 @@ func (c *Case) Progress(phase string) {
 	case c.R.Terminal:
 		fmt.Fprint(c.R.stderr(), "\r\033[K"+line)
 	}
-}
-
-// marshalLog encodes a case log; an encoding failure becomes a log that says so.
-func (c *Case) marshalLog(log any) json.RawMessage {
-	if log == nil {
-		return json.RawMessage("{}")
-	}
-	data, err := json.Marshal(log)
-	if err != nil {
-		data, _ = json.Marshal(map[string]string{"error": "encode case log: " + err.Error()})
-	}
-	return data
 }
