@@ -1,7 +1,6 @@
 package runner
 
 import (
-	"bytes"
 	"cmp"
 	"context"
 	"encoding/json"
@@ -373,21 +372,15 @@ func (s *memSampler) UsageTimeline() ([]byte, error) {
 	for _, m := range marks {
 		elems = append(elems, m.element())
 	}
-	var buf bytes.Buffer
-	buf.WriteString("[")
-	for i, o := range elems {
-		if i > 0 {
-			buf.WriteString(",")
-		}
+	var lines []string // one element a line
+	for _, o := range elems {
 		b, err := json.Marshal(o)
 		if err != nil {
 			return nil, fmt.Errorf("usage timeline: %w", err)
 		}
-		buf.WriteString("\n")
-		buf.Write(b)
+		lines = append(lines, "\n"+string(b))
 	}
-	buf.WriteString("\n]\n")
-	return buf.Bytes(), nil
+	return []byte("[" + strings.Join(lines, ",") + "\n]\n"), nil
 }
 
 // element is the timeline's {"t", "phase"} of the mark.
