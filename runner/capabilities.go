@@ -136,24 +136,17 @@ func capabilityReason(name, kvcachedVersion string) string {
 // run: the priorityFields no listed segment of ipcs carries; "" when all are
 // there or no segment is listed (the case's checks say so).
 func missingLedgerFields(entries []ledger.Entry, ipcs []string, kvcachedVersion string) string {
-	listed := false
+	listed := slices.DeleteFunc(slices.Clone(entries), func(e ledger.Entry) bool {
+		_, ok := ledger.OwnerOf(e.IPC, ipcs)
+		return !ok
+	})
 	var missing []string
 	for _, f := range priorityFields {
-		seen := false
-		for _, e := range entries {
-			if _, ok := ledger.OwnerOf(e.IPC, ipcs); !ok {
-				continue
-			}
-			listed = true
-			if _, ok := e.Fields[f]; ok {
-				seen = true
-			}
-		}
-		if !seen {
+		if !slices.ContainsFunc(listed, func(e ledger.Entry) bool { _, ok := e.Fields[f]; return ok }) {
 			missing = append(missing, f)
 		}
 	}
-	if !listed || len(missing) == 0 {
+	if len(listed) == 0 || len(missing) == 0 {
 		return ""
 	}
 	return fmt.Sprintf("kvctl list --json has no %s field (kvcached %s)", orList(missing), orUnknown(kvcachedVersion))
