@@ -350,11 +350,7 @@ func (k *coloc) finish(before [][]collect.RequestResult) {
 // no_gpu_process_left; the servers' log facts go into the case log.
 func (k *coloc) stop() {
 	k.c.Progress("stop")
-	ends := k.c.stopServers(k.servers)
-	for i, s := range k.servers {
-		k.add(ends[i].Checks...)
-		k.log.Set(s.Plan.Name, ends[i].Log)
-	}
+	k.add(k.c.stopServers(k.servers, &k.log)...)
 	if k.ballast != nil {
 		k.ballast.Stop()
 	}
@@ -377,16 +373,21 @@ func (k *coloc) stop() {
 	}
 }
 
-// stopServers stops servers at once, each with its shutdown checks prefixed
-// by its name (StopServer).
-func (c *Case) stopServers(servers []*Server) []ServerEnd {
+// stopServers stops servers at once and returns their shutdown checks, each
+// prefixed by its name (StopServer), in order; each one's log facts go into log.
+func (c *Case) stopServers(servers []*Server, log *collect.Ordered[any]) []collect.Check {
 	ends := make([]ServerEnd, len(servers))
 	var wg sync.WaitGroup
 	for i, s := range servers {
 		wg.Go(func() { ends[i] = c.StopServer(s, s.Plan.Name+"_") })
 	}
 	wg.Wait()
-	return ends
+	var list []collect.Check
+	for i, s := range servers {
+		list = append(list, ends[i].Checks...)
+		log.Set(s.Plan.Name, ends[i].Log)
+	}
+	return list
 }
 
 // writeUsage writes `<case>-usage.json`; a failure is only noted in the case log.

@@ -98,14 +98,11 @@ func runPD(ctx context.Context, c *Case) collect.CaseResult {
 		log.Set("requests", tries)
 	}
 	c.Progress("stop")
-	ends := c.stopServers(servers)
+	stopped := c.stopServers(servers, &log)
 	if ready {
 		list = append(list, nixlLogs(servers)...)
 	}
-	for i, s := range servers {
-		list = append(list, ends[i].Checks...)
-		log.Set(s.Plan.Name, ends[i].Log)
-	}
+	list = append(list, stopped...)
 	list = append(list, c.WaitNoGPUProcess(ctx, c.R.GPUs[:2]))
 	checks.MarkCauses(list, c.kind.rules(c.Entry.Servers))
 	return c.Result(list, log, nil)
