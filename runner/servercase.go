@@ -168,13 +168,10 @@ func runServerCase(ctx context.Context, c *Case) collect.CaseResult {
 		blockSize = passed
 	}
 	if sp.Kvcached() && c.Group != nil && ready {
-		// A repeated case's later attempt replaces its earlier one.
-		bs := checks.CaseBlockSize{Case: c.Entry.Name, Size: blockSize}
-		if i := slices.IndexFunc(c.Group.BlockSizes, func(b checks.CaseBlockSize) bool { return b.Case == bs.Case }); i >= 0 {
-			c.Group.BlockSizes[i] = bs
-		} else {
-			c.Group.BlockSizes = append(c.Group.BlockSizes, bs)
-		}
+		// A repeated case's later attempt replaces its earlier one, the last
+		// entry: a case's attempts run one after the other.
+		same := func(b checks.CaseBlockSize) bool { return b.Case == c.Entry.Name }
+		c.Group.BlockSizes = append(slices.DeleteFunc(c.Group.BlockSizes, same), checks.CaseBlockSize{Case: c.Entry.Name, Size: blockSize})
 		if sc, err := s.logScan(c.R); err == nil && sc.KvcachedBlockSize > 0 && c.Group.KvcachedBlockSize == 0 {
 			c.Group.KvcachedBlockSize, c.Group.KvcachedBlockSizeWas = sc.KvcachedBlockSize, sc.KvcachedBlockSizeWas
 		}
