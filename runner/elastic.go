@@ -16,6 +16,7 @@ import (
 	"github.com/ovg-project/ci-report/internal/safefile"
 	"github.com/ovg-project/ci-report/internal/text"
 	"github.com/ovg-project/ci-report/runner/engine"
+	"github.com/ovg-project/ci-report/runner/gpu"
 	"github.com/ovg-project/ci-report/runner/internal/checks"
 	"github.com/ovg-project/ci-report/runner/internal/ledger"
 )
@@ -74,11 +75,10 @@ func newColoc(ctx context.Context, c *Case) *coloc {
 		k.gpuErr = fmt.Sprintf("GPU %d: %v", k.gpu, err)
 		return k
 	}
-	k.gpuErr = fmt.Sprintf("GPU %d is not among the machine's %d GPUs", k.gpu, len(infos))
-	for _, g := range infos {
-		if g.Index == k.gpu {
-			k.totalMiB, k.gpuErr = float64(g.MemoryMiB), ""
-		}
+	if i := slices.IndexFunc(infos, func(g gpu.Info) bool { return g.Index == k.gpu }); i >= 0 {
+		k.totalMiB = float64(infos[i].MemoryMiB)
+	} else {
+		k.gpuErr = fmt.Sprintf("GPU %d is not among the machine's %d GPUs", k.gpu, len(infos))
 	}
 	return k
 }
@@ -573,9 +573,4 @@ func (e *elasticRun) log(k *coloc) {
 }
 
 // basePort is the runner's base port (18000 by default).
-func (r *Runner) basePort() int {
-	if r.Port > 0 {
-		return r.Port
-	}
-	return 18000
-}
+func (r *Runner) basePort() int { return cmp.Or(max(r.Port, 0), 18000) }

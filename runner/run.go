@@ -438,9 +438,7 @@ func (r *Runner) defaults() error {
 	// What the setup cases learn of their engines (under verMu).
 	r.versions, r.expect = map[string]Versions{}, map[string]picked{}
 	r.caps, r.inputs = map[string]map[string]collect.Capability{}, map[string]*engineInputs{}
-	if r.GPU == nil {
-		r.GPU = gpu.None{}
-	}
+	r.GPU = cmp.Or[gpu.Backend](r.GPU, gpu.None{})
 	infos, err := r.GPU.GPUs()
 	if err != nil {
 		r.gpuErr = err
