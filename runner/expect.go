@@ -197,21 +197,18 @@ func closestSet(engineName string, sets []ExpectationSet, v Versions) (p picked,
 		return picked{}, false, nil
 	}
 	var ranges []string
+	best := -1
+	var bestTop version
 	for i := range sets {
 		r, err := parseRange(sets[i].Kvcached)
 		if err != nil || !r.below(pv) {
 			return picked{}, false, nil
 		}
 		ranges = append(ranges, sets[i].Name+" "+rangeText(sets[i].Kvcached))
-	}
-	best := -1
-	var bestTop version
-	for i := range sets {
 		if ok, miss := sets[i].holdsBesideKvcached(engineName, v); !ok {
 			misses = append(misses, sets[i].describe(engineName)+miss)
 			continue
 		}
-		r, _ := parseRange(sets[i].Kvcached)
 		if top := r.top(); best < 0 || cmpVersions(top, bestTop) > 0 {
 			best, bestTop = i, top
 		}
