@@ -395,9 +395,7 @@ func asMap(v any) map[string]any {
 // loads (Qwen2Attention, python/sglang/srt/models/qwen2.py@0005b7e1e252,
 // `assert self.total_num_heads % tp_size == 0`), except over DP attention,
 // whose attention TP size is tp/dp, so that is left alone. The pipeline
-// size is not held to num_hidden_layers: vLLM checked that only before
-// get_pp_indices split layers unevenly, and now checks only that the
-// architecture supports pipelining (its model registry, not config.json).
+// size is not checked: vLLM's get_pp_indices splits layers unevenly.
 func parallelRefused(flag string, argv []string, cfg map[string]any) string {
 	v, _ := argValue(argv, flag)
 	tp, err := strconv.Atoi(v)

@@ -335,10 +335,9 @@ func (o *Outcome) settle(ctx context.Context, planned []string) map[string]bool 
 	return done
 }
 
-// runCase runs one case through its kind, stops whatever the kind left
-// running, turns a panic into a failed case instead of a dead runner with
-// live servers, and records how long the case took, stopping what the kind
-// left running included (to the millisecond).
+// runCase runs one case through its kind, turns a panic into a failed case
+// instead of a dead runner with live servers, stops whatever the kind left
+// running, and records how long all that took (to the millisecond).
 func (r *Runner) runCase(ctx context.Context, c *Case) (res collect.CaseResult) {
 	start := r.now()
 	defer func() { res.DurationS = math.Round(r.now().Sub(start).Seconds()*1000) / 1000 }()
