@@ -277,14 +277,11 @@ func (s *memSampler) Run(ctx context.Context, period time.Duration) (stop func()
 			}
 		}
 	}()
-	var once sync.Once
-	return func() {
-		once.Do(func() {
-			cancel()
-			<-done
-			s.periodic.Add(-1)
-		})
-	}
+	return sync.OnceFunc(func() {
+		cancel()
+		<-done
+		s.periodic.Add(-1)
+	})
 }
 
 // asked records a periodic reading started with inProgress (itself included).

@@ -100,10 +100,8 @@ func (c *Case) install(ctx context.Context, engineName string) (problem, note st
 		err = cmd.Run()
 		rw.Close()
 		if err != nil {
-			last := strings.TrimSpace(tail.String())
-			if i := strings.LastIndexByte(last, '\n'); i >= 0 {
-				last = last[i+1:]
-			}
+			lines := strings.Split(strings.TrimSpace(tail.String()), "\n")
+			last := lines[len(lines)-1]
 			return c.R.Redactor().String(fmt.Sprintf("install command failed (%v); see %s: %s", err, logName, last)), ""
 		}
 		return "", "installed; output in " + logName
