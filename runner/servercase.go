@@ -160,12 +160,11 @@ func runServerCase(ctx context.Context, c *Case) collect.CaseResult {
 	log.Set(sp.Name, end.Log)
 	c.Progress("waiting for the GPU to empty")
 	list = append(list, c.WaitNoGPUProcess(ctx, nil))
+	// vLLM logs no size of its own when --block-size is large enough: the
+	// server runs with the one it was given.
+	blockSize = passed
 	if len(end.Log.BlockSize) > 0 {
 		blockSize = end.Log.BlockSize[0]
-	} else if passed > 0 {
-		// vLLM logs no size of its own when --block-size is large enough:
-		// the server runs with the one it was given.
-		blockSize = passed
 	}
 	if sp.Kvcached() && c.Group != nil && ready {
 		// A repeated case's later attempt replaces its earlier one, the last
