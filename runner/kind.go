@@ -148,10 +148,7 @@ func (k kindSpec) kindSetup(r *Runner, e *Entry) collect.KindSetup {
 	if k.servers > 1 {
 		x.GPU, x.Batch = strconv.Itoa(r.pairGPU(e)), e.Batch
 	}
-	for i, role := range b.roles {
-		if i >= len(e.Servers) {
-			break
-		}
+	for i, role := range b.roles[:min(len(b.roles), len(e.Servers))] {
 		port := r.basePort()
 		if len(b.roles) > 1 {
 			port += i + 1
