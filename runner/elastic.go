@@ -255,17 +255,6 @@ func (k *coloc) calibrate(names []string, reqs [][]engine.Request) []float64 {
 	return out
 }
 
-// resetAndDrain empties the servers' prefix caches, then drains.
-func (k *coloc) resetAndDrain(idx ...int) (memReading, []string) {
-	var problems []string
-	for _, i := range idx {
-		if err := k.servers[i].Client.ResetPrefixCache(k.ctx); err != nil {
-			problems = append(problems, fmt.Sprintf("%s: %v", k.servers[i].Plan.Name, err))
-		}
-	}
-	return k.drain(idx...), problems
-}
-
 // drain waits in DrainStep steps (at most DrainMax) until the KV of servers
 // idx stops falling, and returns the last reading that had their KV. A failed
 // ledger read is skipped; one without a server's segment ends the drain.
@@ -479,11 +468,17 @@ func (k *coloc) open(names []string, reqs [][]engine.Request) pairOpening {
 		o.before = append(o.before, k.phase(i, s.Plan.Name+"_probe_before", probeRequests(), 1).Results)
 	}
 	o.perReq = k.calibrate(names, reqs)
-	idle, resetProblems := k.resetAndDrain(0, 1)
+	var resetProblems []string
+	for _, s := range k.servers {
+		if err := s.Client.ResetPrefixCache(k.ctx); err != nil {
+			resetProblems = append(resetProblems, fmt.Sprintf("%s: %v", s.Plan.Name, err))
+		}
+	}
 	if len(resetProblems) > 0 {
 		k.log.Set("reset_errors", resetProblems)
 	}
-	o.idle, o.free = idle, k.freeMiB(idle)
+	o.idle = k.drain(0, 1)
+	o.free = k.freeMiB(o.idle)
 	return o
 }
 

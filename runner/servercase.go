@@ -454,10 +454,8 @@ func nativeCause(native *collect.CaseResult, phase string) string {
 	if root := failed(phase + "_ok"); root != "" {
 		return root
 	}
-	if native.Phases != nil {
-		if _, ran := native.Phases.Get(phase); ran {
-			return ""
-		}
+	if _, ran := native.Phases.Get(phase); ran { // Get is nil-safe
+		return ""
 	}
 	return cmp.Or(failed("server_ready"), failed("server_alive_after_load"))
 }
