@@ -366,10 +366,8 @@ func memoryVerdict(ev evidence) (class, why, by string) {
 
 // classWhy is a case's class_why from a verdict (docs/runner.md §5.10
 // step 3): its reason, then the line and where it is unless the excerpt
-// quotes it (a serve.log's). The line is cut around what the signature
-// matched so the whole fits collect.ClassWhyMax, which a report cuts to: a
-// kernel line's `GPU has fallen off the bus` comes after its Xid and PCI
-// address.
+// quotes it (a serve.log's), cut around what the signature matched (a
+// kernel line's words come after its Xid and PCI address).
 func (v Verdict) classWhy() string {
 	if v.Signature == "" || strings.HasSuffix(v.Where, "/serve.log") {
 		return v.Why
