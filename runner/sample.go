@@ -126,11 +126,8 @@ func (s *memSampler) Read(ctx context.Context) memReading {
 
 // sample takes a reading and records it; a periodic one cut short by ctx is
 // dropped (ok false) and leaves its marks to the next. The kvctl call runs
-// outside takeMu so calls overlap. The reading is timed when kvctl read the
-// ledger (answer time less ledger.Listing.Age: a real kvctl first imports
-// torch), never before the last recorded reading, so a window that starts
-// with a reading holds exactly the marks taken after it. The marks count only
-// while Run samples periodically (they stand in for a real run's pace).
+// outside takeMu so calls overlap; the reading's time and marks are
+// docs/runner.md §4.4's (ledger.Listing.Age: when kvctl read the ledger).
 func (s *memSampler) sample(ctx context.Context, periodic bool) (r memReading, ok bool) {
 	var (
 		listing   ledger.Listing
