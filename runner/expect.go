@@ -62,17 +62,11 @@ func vllmSets() []ExpectationSet {
 	v1.Set("VLLM_USE_V2_MODEL_RUNNER", "0")
 	return []ExpectationSet{
 		{
-			// kvcached with Model Runner V2 and its two hybrid vLLM
-			// patches: HybridBlockSizeAlignPatch wraps vLLM's
-			// Platform._align_hybrid_block_size (kvcached's
-			// vllm/patches.py, its test test_patch_wraps_the_platform_classmethod),
-			// and kvcached's own harness requires `mamba_partial_tail` and
-			// `hybrid_block_size_align` in the patch line of every hybrid
-			// vLLM server, qwen35_4b, qwen35_9b and qwen38_27b
-			// (tests/e2e/matrix.py@4a5ed7bddd0d extra_patches, checked by
-			// tests/e2e/run.py@28183ff482dc stop_and_check). Only a
-			// kvcached whose source defines both is held to them: older
-			// builds of the same version are the next set's.
+			// kvcached with Model Runner V2 and its two hybrid vLLM patches,
+			// which kvcached's own harness requires of every hybrid vLLM
+			// server (tests/e2e/matrix.py@4a5ed7bddd0d extra_patches, checked
+			// by tests/e2e/run.py@28183ff482dc stop_and_check; docs/runner.md
+			// §2.6). Older builds of the same version are the next set's.
 			Name: "vllm-mrv2-hybrid", Kvcached: ">=0.1.5,<0.2", Engine: ">=0.29,<0.31",
 			KvcachedDefines: []string{"model_runner_v2", "kv_layout_v2", "mamba_partial_tail", "hybrid_block_size_align"},
 			Env:             mrv2,

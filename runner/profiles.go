@@ -34,14 +34,10 @@ var models = []model{
 	{key: "qwen35_4b", hfID: "Qwen/Qwen3.5-4B", batch: 16, memory: stdMemory(), hybrid: true, engines: bothEngines},
 	{key: "gemma4e2b", hfID: "google/gemma-4-E2B-it", batch: 16, memory: stdMemory(), engines: bothEngines},
 	{key: "qwen35_9b", hfID: "Qwen/Qwen3.5-9B", batch: 16, memory: stdMemory(), hybrid: true, engines: bothEngines},
-	// DeepSeek-V2-Lite is an MLA model: on SGLang its KV cache is the MLA
-	// token pool, which kvcached makes elastic with ElasticMLAMemoryPoolPatch
-	// (patch_name "elastic_mla_memory_pool", from f2e3593 #238), registered
-	// for every SGLang version (SGLANG_ALL_RANGE) since kvcached v0.1.4
-	// (kvcached/integration/sglang/autopatch.py@2304859f9797 l.39, the
-	// v0.1.4 tag; @e8e640638ba7 l.43; patches.py@e8e640638ba7 l.669).
-	// Without it the server would run on SGLang's own pool, its KV cache
-	// not elastic, though the base patches were logged.
+	// DeepSeek-V2-Lite is an MLA model: its SGLang kvcached servers must log
+	// elastic_mla_memory_pool (docs/runner.md §2.6; ElasticMLAMemoryPoolPatch,
+	// kvcached/integration/sglang/autopatch.py@2304859f9797 l.39, the v0.1.4
+	// tag; @e8e640638ba7 l.43; patches.py@e8e640638ba7 l.669).
 	{key: "dsv2lite", hfID: "deepseek-ai/DeepSeek-V2-Lite-Chat", batch: 16, memory: stdMemory(), extra: []string{"--trust-remote-code"}, engines: bothEngines,
 		patches: map[string][]string{"sglang": {"elastic_mla_memory_pool"}}},
 	{key: "gemma4_12b", hfID: "google/gemma-4-12B-it", batch: 16, memory: stdMemory(), engines: []string{"vllm"}},
@@ -53,14 +49,11 @@ var models = []model{
 	{key: "gptoss20b", hfID: "openai/gpt-oss-20b", batch: 16, memory: stdMemory(), engines: bothEngines},
 }
 
-// compatMatrix is the compat profile: kvcached's model-compatibility matrix
-// (tools/model_compatibility_matrix.json@9c3174fb4379: Qwen3-8B, gpt-oss-20b,
-// Qwen3.5-9B with page_size_mb 4, gemma-4-E2B-it, gemma-4-12B-it), each
-// model a group on every engine the model table runs it on, kvcached in
-// both layouts (its "contiguous" and "non-contiguous") and the native
-// engine. page_size_mb is KVCACHED_PAGE_SIZE_MB of the kvcached servers
-// (tools/run_model_compatibility_matrix.py@9c3174fb4379 run_cell). A
-// model is a row here and in the model table: no code of its own.
+// compatMatrix is the compat profile (docs/runner.md §2.4): kvcached's
+// model-compatibility matrix (tools/model_compatibility_matrix.json@9c3174fb4379),
+// each model a group on every engine the model table runs it on, c1, c0 and
+// native; page_size_mb is KVCACHED_PAGE_SIZE_MB of the kvcached servers
+// (tools/run_model_compatibility_matrix.py@9c3174fb4379 run_cell).
 var compatMatrix = []serverOpts{
 	{model: "qwen3_8b"}, {model: "gptoss20b"},
 	{model: "qwen35_9b", env: [][2]string{{"KVCACHED_PAGE_SIZE_MB", "4"}}},

@@ -100,17 +100,12 @@ func runServerCase(ctx context.Context, c *Case) collect.CaseResult {
 	sp := &c.Entry.Servers[0]
 	var list []collect.Check
 	log := collect.Ordered[any]{}
-	// vLLM picks a hybrid model's attention block size itself, and which
-	// sizes --block-size accepts depends on the version (older
-	// vllm/config/cache.py: `BlockSize = Literal[1, 8, 16, 32, 64, 128, 256]`,
-	// below the 528..1568 hybrid models get; newer,
-	// vllm/config/cache.py@002f10e0cfa1: any size > 0), so a native server
-	// gets no --block-size of the runner's choosing. But when kvcached grows
-	// that size so that the KV unit tiles its page, and logs it
-	// (engine.LogScan.KvcachedBlockSize), the native server is given it, as
+	// A native server gets no --block-size of the runner's choosing (which
+	// sizes vLLM accepts depends on its version: any > 0 since
+	// vllm/config/cache.py@002f10e0cfa1, at most 256 before), only the one
+	// kvcached grew for its group (engine.LogScan.KvcachedBlockSize), as
 	// kvcached's harness does (tests/e2e/run.py@28183ff482dc main: `extra =
-	// ("--block-size", str(block_size[0]))`), and the native case compares
-	// the sizes both logged.
+	// ("--block-size", str(block_size[0]))`); docs/runner.md §5.3.
 	var passed int
 	if !sp.Kvcached() && c.Group != nil && c.Group.KvcachedBlockSize > 0 {
 		passed = c.Group.KvcachedBlockSize
