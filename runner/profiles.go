@@ -35,9 +35,9 @@ var models = []model{
 	{key: "gemma4e2b", hfID: "google/gemma-4-E2B-it", batch: 16, memory: stdMemory(), engines: bothEngines},
 	{key: "qwen35_9b", hfID: "Qwen/Qwen3.5-9B", batch: 16, memory: stdMemory(), hybrid: true, engines: bothEngines},
 	// DeepSeek-V2-Lite is an MLA model: its SGLang kvcached servers must log
-	// elastic_mla_memory_pool (docs/runner.md §2.6; ElasticMLAMemoryPoolPatch,
-	// kvcached/integration/sglang/autopatch.py@2304859f9797 l.39, the v0.1.4
-	// tag; @e8e640638ba7 l.43; patches.py@e8e640638ba7 l.669).
+	// elastic_mla_memory_pool (docs/runner.md §2.6; ElasticMLAMemoryPoolPatch
+	// from f2e3593 #238, kvcached/integration/sglang/autopatch.py@2304859f9797
+	// l.39, the v0.1.4 tag; @e8e640638ba7 l.43; patches.py@e8e640638ba7 l.669).
 	{key: "dsv2lite", hfID: "deepseek-ai/DeepSeek-V2-Lite-Chat", batch: 16, memory: stdMemory(), extra: []string{"--trust-remote-code"}, engines: bothEngines,
 		patches: map[string][]string{"sglang": {"elastic_mla_memory_pool"}}},
 	{key: "gemma4_12b", hfID: "google/gemma-4-12B-it", batch: 16, memory: stdMemory(), engines: []string{"vllm"}},
