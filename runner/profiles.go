@@ -230,11 +230,9 @@ func (b *builder) priority(el, ml, eh, mh string) {
 }
 
 // pd adds kvcached's NIXL prefill/decode smoke
-// (tools/run_vllm_nixl_pd_smoke.sh@090491ed57c3): two vLLM servers of
-// Qwen2.5-1.5B with kvcached in the non-contiguous layout (its
-// KVCACHED_NIXL_CONTIGUOUS_LAYOUT=false: NixlConnector needs per-layer K/V
-// block-contiguous regions) and the smoke's flags; runPD puts them on GPUs
-// of their own with their side-channel ports.
+// (tools/run_vllm_nixl_pd_smoke.sh@090491ed57c3; docs/runner.md §5.12): two
+// vLLM servers of Qwen2.5-1.5B with kvcached in the non-contiguous layout and
+// the smoke's flags; runPD puts them on GPUs of their own.
 func (b *builder) pd() {
 	var servers []ServerPlan
 	for _, role := range []string{"prefill", "decode"} {
