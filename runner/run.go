@@ -319,19 +319,15 @@ func (o *Outcome) settle(ctx context.Context, planned []string) map[string]bool 
 		o.Interrupted, o.Cause = true, context.Cause(ctx)
 	}
 	done := map[string]bool{}
-	o.OK = true
 	for i := range o.Cases {
 		done[o.Cases[i].Name] = true
-		if o.Cases[i].Failed() {
-			o.OK = false
-		}
 	}
 	for _, n := range planned {
 		if !done[n] {
 			o.NotRun = append(o.NotRun, n)
-			o.OK = false
 		}
 	}
+	o.OK = len(o.NotRun) == 0 && !slices.ContainsFunc(o.Cases, func(c collect.CaseResult) bool { return c.Failed() })
 	return done
 }
 
