@@ -100,14 +100,20 @@ func classifyPriorityHelp(err error) (collect.Capability, error) {
 }
 
 // missingCapability is why e is skipped: the first capability its kind
-// needs that the setup case of one of its engines found missing ("" none).
+// needs that the setup case of one of its engines found missing, and the
+// kvcached version that lacks it (`kvctl has no priority command (kvcached
+// 0.1.5)`; "" none).
 func (r *Runner) missingCapability(e *Entry) string {
 	r.verMu.Lock()
 	defer r.verMu.Unlock()
 	for _, name := range e.spec().needs {
 		for _, en := range e.EntryEngines() {
 			if cp, ok := r.caps[en][name]; ok && !cp.Available {
-				return capabilityReason(name, r.versions[en].Kvcached)
+				what := name
+				if name == CapKvctlPriority {
+					what = "kvctl has no priority command"
+				}
+				return fmt.Sprintf("%s (kvcached %s)", what, orUnknown(r.versions[en].Kvcached))
 			}
 		}
 	}
@@ -119,17 +125,6 @@ func (r *Runner) kvcachedVersion(engineName string) string {
 	r.verMu.Lock()
 	defer r.verMu.Unlock()
 	return r.versions[engineName].Kvcached
-}
-
-// capabilityReason is a skipped case's reason: what is missing and the
-// kvcached version that lacks it, e.g. `kvctl has no priority command
-// (kvcached 0.1.5)`.
-func capabilityReason(name, kvcachedVersion string) string {
-	what := name
-	if name == CapKvctlPriority {
-		what = "kvctl has no priority command"
-	}
-	return fmt.Sprintf("%s (kvcached %s)", what, orUnknown(kvcachedVersion))
 }
 
 // missingLedgerFields is why a priority pair is skipped once its servers
