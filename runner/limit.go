@@ -167,13 +167,12 @@ func setLimitReadBack(ctx context.Context, kvctl *ledger.Client, ipc string, byt
 	if err != nil {
 		return "read back: " + err.Error()
 	}
-	for _, e := range entries {
-		if e.IPC == ipc {
-			if got := e.Get(ledger.FieldLimit); got != bytes {
-				return fmt.Sprintf("kvctl list shows limit_bytes %d, not %d", got, bytes)
-			}
-			return ""
-		}
+	i := slices.IndexFunc(entries, func(e ledger.Entry) bool { return e.IPC == ipc })
+	if i < 0 {
+		return "segment " + ipc + " is not in kvctl list --json"
 	}
-	return "segment " + ipc + " is not in kvctl list --json"
+	if got := entries[i].Get(ledger.FieldLimit); got != bytes {
+		return fmt.Sprintf("kvctl list shows limit_bytes %d, not %d", got, bytes)
+	}
+	return ""
 }
