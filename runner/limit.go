@@ -43,8 +43,7 @@ func runLimit(ctx context.Context, c *Case) collect.CaseResult {
 	// `kvctl limit <ipc>` writes the one segment <ipc> (not its pool groups
 	// <ipc>_g<N>), so that segment's own limit is what to restore.
 	original, haveOriginal := ledger.Segment(filledReading.Ledger, srv.IPC, ledger.FieldLimit)
-	l.lower = &checks.LimitSetObservation{Bytes: limitBytes}
-	l.lower.Err = setLimitReadBack(ctx, k.kvctl, srv.IPC, limitBytes)
+	l.lower = &checks.LimitSetObservation{Bytes: limitBytes, Err: setLimitReadBack(ctx, k.kvctl, srv.IPC, limitBytes)}
 	l.releaseIdle(k)
 	l.loadUnderLimit(k)
 	l.restore = k.restoreLimit(original, haveOriginal)
