@@ -423,21 +423,14 @@ func ClassifyLogs(lc LogCase) (Verdict, error) {
 // checkClass is the class a failed check decides by itself, "" for most
 // (docs/runner.md §5.10 step 1).
 func checkClass(ch *collect.Check) string {
-	switch ch.Name {
-	case "inputs_accepted":
-		if strings.HasPrefix(ch.Detail, containerNoGPU) {
-			return collect.ClassInfra
-		}
-		return collect.ClassHarness
-	case "case_completed", "elastic_plan", "limit_plan", "priority_plan", "offload_script_ran":
-		return collect.ClassHarness
-	case "expectations_matched":
-		if strings.HasPrefix(ch.Detail, "the version probe failed") {
-			return collect.ClassInfra
-		}
-		return collect.ClassHarness
-	case "gpu_available", "ballast_ready":
+	switch n := ch.Name; {
+	case n == "gpu_available" || n == "ballast_ready",
+		n == "inputs_accepted" && strings.HasPrefix(ch.Detail, containerNoGPU),
+		n == "expectations_matched" && strings.HasPrefix(ch.Detail, "the version probe failed"):
 		return collect.ClassInfra
+	case slices.Contains([]string{"inputs_accepted", "expectations_matched", "case_completed", "elastic_plan",
+		"limit_plan", "priority_plan", "offload_script_ran"}, n):
+		return collect.ClassHarness
 	}
 	return ""
 }
