@@ -455,11 +455,10 @@ func (r *Runner) serverConfig() engine.ServerConfig {
 	}
 }
 
-// ServerEnd is what stopping a server yields.
+// ServerEnd is what stopping a server yields: its shutdown checks, its log facts.
 type ServerEnd struct {
 	Checks []collect.Check
 	Log    collect.LogInfo
-	Stop   engine.StopResult
 }
 
 // StopServer stops s (its whole group) and runs the shutdown checks with
@@ -478,7 +477,7 @@ func (c *Case) StopServer(s *Server, prefix string) ServerEnd {
 		obs.Shm = c.R.listDir(s.Plan.Engine, c.R.host().ShmDir())
 		obs.Tmp = c.R.listDir(s.Plan.Engine, c.R.host().TmpDir())
 	}
-	return ServerEnd{Checks: checks.ShutdownChecks(prefix, obs), Log: info, Stop: st}
+	return ServerEnd{Checks: checks.ShutdownChecks(prefix, obs), Log: info}
 }
 
 // startedServers are the servers c started, in order.

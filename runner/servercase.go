@@ -261,7 +261,6 @@ func errText(err error) string {
 // finished kvcached cases waiting for the native case and the attention
 // block sizes their servers logged.
 type GroupState struct {
-	Name   string
 	Native string // the group's native case in the selected plan, "" none
 	// BlockSizes are the attention block sizes the group's kvcached servers
 	// that became ready logged, in case order.
@@ -299,7 +298,7 @@ func newComparisons(p *Plan) *comparisons {
 		}
 		g := cs.groups[e.Group]
 		if g == nil {
-			g = &GroupState{Name: e.Group}
+			g = &GroupState{}
 			cs.groups[e.Group] = g
 		}
 		if !e.Servers[0].Kvcached() {
