@@ -243,10 +243,7 @@ func (r *Runner) stderr() io.Writer { return cmp.Or(r.Stderr, io.Discard) }
 // (Plan.envSecrets), which setup.json shows and a server may print.
 func (r *Runner) Redactor() *collect.Redactor {
 	if r.redact == nil {
-		red := r.Redact
-		if red == nil {
-			red = collect.NewRedactor(r.getenv, collect.SecretEnvNames...)
-		}
+		red := cmp.Or(r.Redact, collect.NewRedactor(r.getenv, collect.SecretEnvNames...))
 		r.redact = red.With(r.Plan.envSecrets()...)
 	}
 	return r.redact
