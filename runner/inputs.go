@@ -353,11 +353,10 @@ func contextRefused(sp *ServerPlan, spec EngineSpec, argv []string, cfg map[stri
 	if !ok || err != nil || cfg == nil || f.LongContextEnv == "" {
 		return ""
 	}
-	if _, set := sp.Env.Get(f.LongContextEnv); set {
-		return ""
-	}
-	if _, set := env.Get(f.LongContextEnv); set {
-		return ""
+	for _, e := range []collect.Env{sp.Env, env} { // the server's own, the engine's
+		if _, set := e.Get(f.LongContextEnv); set {
+			return ""
+		}
 	}
 	limit, key, factor := 0.0, "", 1.0
 	for _, c := range []map[string]any{cfg, asMap(cfg["text_config"])} {
