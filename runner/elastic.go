@@ -243,10 +243,9 @@ func (k *coloc) phasesAtOnce(names []string, reqs [][]engine.Request) []collect.
 // returns each server's KV per request: max(peak growth, 1 MiB)/4.
 func (k *coloc) calibrate(names []string, reqs [][]engine.Request) []float64 {
 	before := k.sampler.Read(k.ctx)
-	t0 := before.At
 	k.phasesAtOnce(names, reqs)
 	k.sampler.Read(k.ctx)
-	readings := k.sampler.Readings(t0, k.now())
+	readings := k.sampler.Readings(before.At, k.now())
 	out := make([]float64, len(reqs))
 	for i := range reqs {
 		peak, _, _ := peakKV(readings, i)
@@ -269,16 +268,12 @@ func (k *coloc) drain(idx ...int) memReading {
 		}
 		cur := k.sampler.Read(k.ctx)
 		switch {
-		case cur.KVMiB == nil:
-			continue // the ledger was not read: try again
-		case prev.KVMiB == nil:
-			prev = cur // the first reading with the ledger
-			continue
-		}
-		if !(sumKV(cur, idx) < sumKV(prev, idx)) {
+		case cur.KVMiB == nil: // the ledger was not read: try again
+		case prev.KVMiB != nil && !(sumKV(cur, idx) < sumKV(prev, idx)):
 			return cur
+		default:
+			prev = cur // the first reading with the ledger, or a fall
 		}
-		prev = cur
 	}
 	return prev
 }
