@@ -232,10 +232,8 @@ func (k kindSpec) rules(servers []ServerPlan) []checks.Cause {
 // kind returns what runs entries of name: Runner.Kinds (tests), else the
 // table's.
 func (r *Runner) kind(name string) (Kind, error) {
-	if r.Kinds != nil {
-		if k, ok := r.Kinds[name]; ok {
-			return k, nil
-		}
+	if k, ok := r.Kinds[name]; ok { // a nil map has none
+		return k, nil
 	}
 	if k, ok := kindOf(name); ok && k.run != nil {
 		return k.run, nil
