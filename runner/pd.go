@@ -29,10 +29,9 @@ const (
 )
 
 // PDServerArgs are the flags the smoke gives both servers beyond the model's,
-// and --no-async-scheduling: the smoke passes no --async-scheduling, vLLM's
-// default is off (SchedulerConfig.async_scheduling,
-// vllm/config/scheduler.py@01230b40128e), the engine row's is undone (§5.12)
-// as vLLM reads a bool field, a BooleanOptionalAction (the smoke's own --no-…).
+// and --no-async-scheduling, which undoes the engine row's: the smoke passes
+// none and vLLM's default is off (SchedulerConfig.async_scheduling,
+// vllm/config/scheduler.py@01230b40128e; a bool field is a BooleanOptionalAction).
 var PDServerArgs = []string{"--enforce-eager", "--no-enable-prefix-caching", "--no-async-scheduling", "--block-size", "128", "--kv-transfer-config", PDTransferConfig}
 
 // pdGPUs are the GPUs of a pd case (setup.json's gpu): the part's first two.
