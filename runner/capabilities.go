@@ -29,11 +29,9 @@ var priorityFields = []string{ledger.FieldPriority, ledger.FieldShortfall, ledge
 func (r *Runner) neededCapabilities(engineName string) []string {
 	var out []string
 	for i := range r.Plan.Cases {
-		e := &r.Plan.Cases[i]
-		if !slices.Contains(e.EntryEngines(), engineName) {
-			continue
+		if e := &r.Plan.Cases[i]; slices.Contains(e.EntryEngines(), engineName) {
+			out = appendNew(out, e.spec().needs...)
 		}
-		out = appendNew(out, e.spec().needs...)
 	}
 	return out
 }

@@ -510,8 +510,7 @@ func runElastic(ctx context.Context, c *Case) collect.CaseResult {
 	e.aAfter, e.gpuFreeAfterA = max(drainedA.KVMiB[0]-baseA, 0), k.freeMiB(drainedA)
 
 	e.b = k.measuredPhase(1, "b_burst", load(e.nB), e.nB)
-	baseB := e.b.start.KVMiB[1]
-	e.bGrowth = e.b.growth(baseB)
+	e.bGrowth = e.b.growth(e.b.start.KVMiB[1])
 	k.drain(1)
 
 	e.both = k.phasesAtOnce([]string{"contended_a", "contended_b"}, [][]engine.Request{load(e.nA), load(e.nB)})

@@ -246,8 +246,7 @@ func (s *memSampler) Run(ctx context.Context, period time.Duration) (stop func()
 	ctx, cancel := context.WithCancel(ctx)
 	done := make(chan struct{})
 	s.periodic.Add(1)
-	n := cmp.Or(max(s.MaxInFlight, 0), defaultMaxInFlight)
-	slots := make(chan struct{}, n)
+	slots := make(chan struct{}, cmp.Or(max(s.MaxInFlight, 0), defaultMaxInFlight))
 	go func() {
 		var calls sync.WaitGroup
 		defer close(done)
