@@ -283,9 +283,8 @@ func ownership(ev evidence) (Verdict, bool) {
 			return Verdict{Class: ev.defaultClass(), Why: "OOM kill within the case's own processes; the host had memory at the start", By: collect.ClassByFact}, true
 		}
 	case "no GPU visible":
-		// Not the machine's by the words alone; nor surely the server's:
-		// a container that lost its devices since looks the same, and NVML
-		// on the host does not see that. So the case's default, unexplained.
+		// The case's default, unexplained: a container that lost its devices
+		// since looks the same, and NVML on the host does not see that.
 		if f.GPUVisible {
 			return Verdict{Class: ev.defaultClass(), Why: "no GPU visible to the server; the image's torch saw the GPUs before the case", By: collect.ClassByDefault}, true
 		}
