@@ -239,8 +239,7 @@ func (s *ExpectationSet) matches(engineName string, v Versions) (bool, string) {
 	if !inRange(s.Kvcached, v.Kvcached) {
 		return false, ""
 	}
-	ok, miss := s.holdsBesideKvcached(engineName, v)
-	if !ok {
+	if ok, miss := s.holdsBesideKvcached(engineName, v); !ok {
 		return false, miss
 	}
 	return true, fmt.Sprintf("kvcached %s in %s, %s %s in %s", v.Kvcached, rangeText(s.Kvcached), engineName, v.Engine, rangeText(s.Engine)) + s.patchCond()
@@ -272,17 +271,13 @@ func (s *ExpectationSet) holdsBesideKvcached(engineName string, v Versions) (boo
 // would fail kvcached_active for a choice of versions. A patch without a
 // readable range is left to the servers to show.
 func (s *ExpectationSet) outsideRegistered(engineName string, v Versions) []string {
-	reg := v.KvcachedPatchRanges[engineName]
-	if reg == nil {
-		return nil
-	}
 	pv, err := parseVersion(v.Engine)
 	if err != nil {
 		return nil
 	}
 	var out []string
 	for _, p := range slices.Concat(s.Patches, s.HybridPatches) {
-		rng, ok := reg[p]
+		rng, ok := v.KvcachedPatchRanges[engineName][p] // no range known: unknown
 		if !ok {
 			continue
 		}
