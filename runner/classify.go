@@ -365,8 +365,8 @@ func memoryVerdict(ev evidence) (class, why, by string) {
 
 // classWhy is a case's class_why from a verdict (docs/runner.md §5.10
 // step 3): its reason, then the line and where it is unless the excerpt
-// quotes it (a serve.log's), cut around what the signature matched (a
-// kernel line's words come after its Xid and PCI address).
+// quotes it (a serve.log's), cut around what the signature matched to fit
+// collect.ClassWhyMax (a kernel line's words come after its Xid and PCI address).
 func (v Verdict) classWhy() string {
 	if v.Signature == "" || strings.HasSuffix(v.Where, "/serve.log") {
 		return v.Why
