@@ -218,6 +218,14 @@ func closestSet(engineName string, sets []ExpectationSet, v Versions) (p picked,
 
 func orUnknown(s string) string { return cmp.Or(s, "unknown") }
 
+// outside reports whether version got is known to lie outside the range rng:
+// both read, and rng does not admit any version.
+func outside(rng, got string) bool {
+	r, err := parseRange(rng)
+	pv, verr := parseVersion(got)
+	return err == nil && verr == nil && len(r.clauses) > 0 && !r.contains(pv)
+}
+
 // inRange reports whether version got is in the range rng ("" never is,
 // unless the range admits any version and got is known).
 func inRange(rng, got string) bool {
@@ -271,21 +279,11 @@ func (s *ExpectationSet) holdsBesideKvcached(engineName string, v Versions) (boo
 // would fail kvcached_active for a choice of versions. A patch without a
 // readable range is left to the servers to show.
 func (s *ExpectationSet) outsideRegistered(engineName string, v Versions) []string {
-	pv, err := parseVersion(v.Engine)
-	if err != nil {
-		return nil
-	}
 	var out []string
 	for _, p := range slices.Concat(s.Patches, s.HybridPatches) {
-		rng, ok := v.KvcachedPatchRanges[engineName][p] // no range known: unknown
-		if !ok {
-			continue
+		if rng, ok := v.KvcachedPatchRanges[engineName][p]; ok && outside(rng, v.Engine) {
+			out = append(out, fmt.Sprintf("%s for %s %s only", p, engineName, rng))
 		}
-		r, err := parseRange(rng)
-		if err != nil || len(r.clauses) == 0 || r.contains(pv) {
-			continue
-		}
-		out = append(out, fmt.Sprintf("%s for %s %s only", p, engineName, rng))
 	}
 	return out
 }

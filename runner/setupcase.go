@@ -132,15 +132,7 @@ func (t *tailBuffer) String() string { return text.Valid(string(t.b)) }
 // so every kvcached case would fail as if kvcached were at fault.
 func integrationDisabled(engineName string, v Versions) string {
 	rng, ok := v.KvcachedIntegrationRanges[engineName]
-	if !ok || v.Engine == "" {
-		return ""
-	}
-	r, err := parseRange(rng)
-	if err != nil || len(r.clauses) == 0 {
-		return ""
-	}
-	pv, err := parseVersion(v.Engine)
-	if err != nil || r.contains(pv) {
+	if !ok || !outside(rng, v.Engine) {
 		return ""
 	}
 	return fmt.Sprintf("kvcached disabled itself: %s %s is outside %s (the range its autopatch.py guards the %s integration with; it logs `%s integration disabled: unsupported version %s; running without kvcached` and patches nothing)",
