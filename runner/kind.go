@@ -1,6 +1,7 @@
 package runner
 
 import (
+	"cmp"
 	"context"
 	"encoding/json"
 	"fmt"
@@ -245,12 +246,9 @@ func (r *Runner) kind(name string) (Kind, error) {
 // all ok), a log object ({} when nil; one that cannot be encoded says so) and
 // phases (nil when the kind has none).
 func (c *Case) Result(list []collect.Check, log any, phases *collect.Ordered[collect.Phase]) collect.CaseResult {
-	data := json.RawMessage("{}")
-	if log != nil {
-		var err error
-		if data, err = json.Marshal(log); err != nil {
-			data, _ = json.Marshal(map[string]string{"error": "encode case log: " + err.Error()})
-		}
+	data, err := json.Marshal(cmp.Or[any](log, map[string]any{}))
+	if err != nil {
+		data, _ = json.Marshal(map[string]string{"error": "encode case log: " + err.Error()})
 	}
 	return collect.CaseResult{Name: c.Entry.Name, OK: checks.CaseOK(list), Checks: nonNil(list), Phases: phases, Log: data}
 }
