@@ -587,23 +587,17 @@ func classifyLikeNative(kv, native *collect.CaseResult, nativeName string) {
 	if !kv.Failed() || kv.Class != collect.ClassProduct || !strings.HasPrefix(kv.ClassWhy, whyKvcachedDefault) || native == nil || native.Class != collect.ClassInfra {
 		return
 	}
-	nativeRoots := map[string]bool{}
-	for _, ch := range native.Checks {
-		if !ch.OK && ch.CausedBy == "" {
-			nativeRoots[ch.Name] = true
+	roots := func(cs []collect.Check) []string { // the failed checks that follow from none
+		var out []string
+		for _, ch := range cs {
+			if !ch.OK && ch.CausedBy == "" {
+				out = append(out, ch.Name)
+			}
 		}
+		return out
 	}
-	roots := 0
-	for _, ch := range kv.Checks {
-		if ch.OK || ch.CausedBy != "" {
-			continue
-		}
-		if !nativeRoots[ch.Name] {
-			return
-		}
-		roots++
-	}
-	if roots == 0 {
+	kvRoots, nativeRoots := roots(kv.Checks), roots(native.Checks)
+	if len(kvRoots) == 0 || slices.ContainsFunc(kvRoots, func(n string) bool { return !slices.Contains(nativeRoots, n) }) {
 		return
 	}
 	kv.Class, kv.ClassBy = native.Class, native.ClassBy
