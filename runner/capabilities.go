@@ -135,7 +135,10 @@ func missingLedgerFields(entries []ledger.Entry, ipcs []string, kvcachedVersion 
 	})
 	var missing []string
 	for _, f := range priorityFields {
-		if !slices.ContainsFunc(listed, func(e ledger.Entry) bool { _, ok := e.Fields[f]; return ok }) {
+		if !slices.ContainsFunc(listed, func(e ledger.Entry) bool {
+			_, ok := e.Fields[f]
+			return ok
+		}) {
 			missing = append(missing, f)
 		}
 	}
