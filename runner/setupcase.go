@@ -79,7 +79,6 @@ func runSetupCase(ctx context.Context, c *Case) collect.CaseResult {
 const installChecksFailed = "kvcached's post-install checks failed: "
 
 func (c *Case) install(ctx context.Context, engineName string) (problem, note string) {
-	prefix := c.R.PrefixFor(engineName)
 	if cmdline, ok := c.R.InstallCmd[engineName]; ok && cmdline != "" {
 		logName := engineName + "-install.log"
 		logPath := filepath.Join(c.R.OutDir, logName)
@@ -88,7 +87,7 @@ func (c *Case) install(ctx context.Context, engineName string) (problem, note st
 			return fmt.Sprintf("create %s: %v", logPath, err), ""
 		}
 		defer f.Close()
-		argv := append(slices.Clone(prefix), "sh", "-c", cmdline)
+		argv := append(slices.Clone(c.R.PrefixFor(engineName)), "sh", "-c", cmdline)
 		ictx, cancel := context.WithTimeout(ctx, c.R.Timing.InstallTimeout)
 		defer cancel()
 		cmd := exec.CommandContext(ictx, argv[0], argv[1:]...)
