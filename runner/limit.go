@@ -21,7 +21,6 @@ const (
 // runLimit is the memory-limit case (docs/runner.md §5.5), as kvcached's own
 // (tests/e2e/limit.py@a84b6d8e49b9 in ovg-project/kvcached).
 func runLimit(ctx context.Context, c *Case) collect.CaseResult {
-	r := c.R
 	k := newColoc(ctx, c)
 	if len(k.plans) != 1 {
 		k.add(collect.Check{Name: "limit_plan", Detail: fmt.Sprintf("a limit case needs 1 server, the plan has %d", len(k.plans))})
@@ -31,7 +30,7 @@ func runLimit(ctx context.Context, c *Case) collect.CaseResult {
 		k.stop()
 		return k.result()
 	}
-	stopSampling := k.sampler.Run(ctx, r.Timing.ElasticSample)
+	stopSampling := k.sampler.Run(ctx, c.R.Timing.ElasticSample)
 	defer stopSampling()
 	srv := k.servers[0]
 	before := [][]collect.RequestResult{k.phase(0, srv.Plan.Name+"_probe_before", probeRequests(), 1).Results}

@@ -196,11 +196,10 @@ func (p *runProgress) summary(cases []collect.CaseResult, planned []string) {
 	for i := range rows {
 		rows[i] = strings.TrimRight(rows[i], " ")
 	}
-	table := strings.Join(rows, "\n")
 	red := p.r.Redactor()
 	p.r.progMu.Lock()
 	defer p.r.progMu.Unlock()
-	fmt.Fprintln(p.out, red.String(table))
+	fmt.Fprintln(p.out, red.String(strings.Join(rows, "\n")))
 	if p.actions {
 		for _, a := range annotations {
 			fmt.Fprintln(p.r.stderr(), a)
