@@ -29,11 +29,9 @@ var priorityFields = []string{ledger.FieldPriority, ledger.FieldShortfall, ledge
 func (r *Runner) neededCapabilities(engineName string) []string {
 	var out []string
 	for i := range r.Plan.Cases {
-		e := &r.Plan.Cases[i]
-		if !slices.Contains(e.EntryEngines(), engineName) {
-			continue
+		if e := &r.Plan.Cases[i]; slices.Contains(e.EntryEngines(), engineName) {
+			out = appendNew(out, e.spec().needs...)
 		}
-		out = appendNew(out, e.spec().needs...)
 	}
 	return out
 }
@@ -100,14 +98,20 @@ func classifyPriorityHelp(err error) (collect.Capability, error) {
 }
 
 // missingCapability is why e is skipped: the first capability its kind
-// needs that the setup case of one of its engines found missing ("" none).
+// needs that the setup case of one of its engines found missing, and the
+// kvcached version that lacks it (`kvctl has no priority command (kvcached
+// 0.1.5)`; "" none).
 func (r *Runner) missingCapability(e *Entry) string {
 	r.verMu.Lock()
 	defer r.verMu.Unlock()
 	for _, name := range e.spec().needs {
 		for _, en := range e.EntryEngines() {
 			if cp, ok := r.caps[en][name]; ok && !cp.Available {
-				return capabilityReason(name, r.versions[en].Kvcached)
+				what := name
+				if name == CapKvctlPriority {
+					what = "kvctl has no priority command"
+				}
+				return fmt.Sprintf("%s (kvcached %s)", what, orUnknown(r.versions[en].Kvcached))
 			}
 		}
 	}
@@ -121,39 +125,24 @@ func (r *Runner) kvcachedVersion(engineName string) string {
 	return r.versions[engineName].Kvcached
 }
 
-// capabilityReason is a skipped case's reason: what is missing and the
-// kvcached version that lacks it, e.g. `kvctl has no priority command
-// (kvcached 0.1.5)`.
-func capabilityReason(name, kvcachedVersion string) string {
-	what := name
-	if name == CapKvctlPriority {
-		what = "kvctl has no priority command"
-	}
-	return fmt.Sprintf("%s (kvcached %s)", what, orUnknown(kvcachedVersion))
-}
-
 // missingLedgerFields is why a priority pair is skipped once its servers
 // run: the priorityFields no listed segment of ipcs carries; "" when all are
 // there or no segment is listed (the case's checks say so).
 func missingLedgerFields(entries []ledger.Entry, ipcs []string, kvcachedVersion string) string {
-	listed := false
+	listed := slices.DeleteFunc(slices.Clone(entries), func(e ledger.Entry) bool {
+		_, ok := ledger.OwnerOf(e.IPC, ipcs)
+		return !ok
+	})
 	var missing []string
 	for _, f := range priorityFields {
-		seen := false
-		for _, e := range entries {
-			if _, ok := ledger.OwnerOf(e.IPC, ipcs); !ok {
-				continue
-			}
-			listed = true
-			if _, ok := e.Fields[f]; ok {
-				seen = true
-			}
-		}
-		if !seen {
+		if !slices.ContainsFunc(listed, func(e ledger.Entry) bool {
+			_, ok := e.Fields[f]
+			return ok
+		}) {
 			missing = append(missing, f)
 		}
 	}
-	if !listed || len(missing) == 0 {
+	if len(listed) == 0 || len(missing) == 0 {
 		return ""
 	}
 	return fmt.Sprintf("kvctl list --json has no %s field (kvcached %s)", orList(missing), orUnknown(kvcachedVersion))

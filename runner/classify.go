@@ -283,9 +283,8 @@ func ownership(ev evidence) (Verdict, bool) {
 			return Verdict{Class: ev.defaultClass(), Why: "OOM kill within the case's own processes; the host had memory at the start", By: collect.ClassByFact}, true
 		}
 	case "no GPU visible":
-		// Not the machine's by the words alone; nor surely the server's:
-		// a container that lost its devices since looks the same, and NVML
-		// on the host does not see that. So the case's default, unexplained.
+		// The case's default, unexplained: a container that lost its devices
+		// since looks the same, and NVML on the host does not see that.
 		if f.GPUVisible {
 			return Verdict{Class: ev.defaultClass(), Why: "no GPU visible to the server; the image's torch saw the GPUs before the case", By: collect.ClassByDefault}, true
 		}
@@ -373,10 +372,8 @@ func memoryVerdict(ev evidence) (class, why, by string) {
 
 // classWhy is a case's class_why from a verdict (docs/runner.md §5.10
 // step 3): its reason, then the line and where it is unless the excerpt
-// quotes it (a serve.log's). The line is cut around what the signature
-// matched so the whole fits collect.ClassWhyMax, which a report cuts to: a
-// kernel line's `GPU has fallen off the bus` comes after its Xid and PCI
-// address.
+// quotes it (a serve.log's), cut around what the signature matched to fit
+// collect.ClassWhyMax (a kernel line's words come after its Xid and PCI address).
 func (v Verdict) classWhy() string {
 	if v.Signature == "" || strings.HasSuffix(v.Where, "/serve.log") {
 		return v.Why
@@ -432,21 +429,14 @@ func ClassifyLogs(lc LogCase) (Verdict, error) {
 // checkClass is the class a failed check decides by itself, "" for most
 // (docs/runner.md §5.10 step 1).
 func checkClass(ch *collect.Check) string {
-	switch ch.Name {
-	case "inputs_accepted":
-		if strings.HasPrefix(ch.Detail, containerNoGPU) {
-			return collect.ClassInfra
-		}
-		return collect.ClassHarness
-	case "case_completed", "elastic_plan", "limit_plan", "priority_plan", "offload_script_ran":
-		return collect.ClassHarness
-	case "expectations_matched":
-		if strings.HasPrefix(ch.Detail, "the version probe failed") {
-			return collect.ClassInfra
-		}
-		return collect.ClassHarness
-	case "gpu_available", "ballast_ready":
+	switch n := ch.Name; {
+	case n == "gpu_available" || n == "ballast_ready",
+		n == "inputs_accepted" && strings.HasPrefix(ch.Detail, containerNoGPU),
+		n == "expectations_matched" && strings.HasPrefix(ch.Detail, "the version probe failed"):
 		return collect.ClassInfra
+	case slices.Contains([]string{"inputs_accepted", "expectations_matched", "case_completed", "elastic_plan",
+		"limit_plan", "priority_plan", "offload_script_ran"}, n):
+		return collect.ClassHarness
 	}
 	return ""
 }
@@ -604,23 +594,17 @@ func classifyLikeNative(kv, native *collect.CaseResult, nativeName string) {
 	if !kv.Failed() || kv.Class != collect.ClassProduct || !strings.HasPrefix(kv.ClassWhy, whyKvcachedDefault) || native == nil || native.Class != collect.ClassInfra {
 		return
 	}
-	nativeRoots := map[string]bool{}
-	for _, ch := range native.Checks {
-		if !ch.OK && ch.CausedBy == "" {
-			nativeRoots[ch.Name] = true
+	roots := func(cs []collect.Check) []string { // the failed checks that follow from none
+		var out []string
+		for _, ch := range cs {
+			if !ch.OK && ch.CausedBy == "" {
+				out = append(out, ch.Name)
+			}
 		}
+		return out
 	}
-	roots := 0
-	for _, ch := range kv.Checks {
-		if ch.OK || ch.CausedBy != "" {
-			continue
-		}
-		if !nativeRoots[ch.Name] {
-			return
-		}
-		roots++
-	}
-	if roots == 0 {
+	kvRoots, nativeRoots := roots(kv.Checks), roots(native.Checks)
+	if len(kvRoots) == 0 || slices.ContainsFunc(kvRoots, func(n string) bool { return !slices.Contains(nativeRoots, n) }) {
 		return
 	}
 	kv.Class, kv.ClassBy = native.Class, native.ClassBy

@@ -9,17 +9,15 @@ import (
 	"github.com/ovg-project/ci-report/internal/bounds"
 )
 
-// Host GPU indices (Runner.GPUs, NVML, checks, setup.json) and the device
-// indices a command inside an engine's container sees differ
-// (docs/runner.md §1.3, docs/ci.md "GPU indices inside a container");
-// DeviceIndices is the only place that turns one into the other.
-
 // DeviceIndices returns the indices under which engine's commands see the
-// host GPUs host, in order: inside a container given host GPUs C (engine's
-// own entry of ContainerGPUs, else the "" entry), a GPU's rank among C
-// ascending (the runtime exposes C's nodes, the driver numbers them by PCI
-// bus, as the host does); the host's without a container entry.
-// CheckContainerGPUs makes sure no host index is missing.
+// host GPUs host (Runner.GPUs, NVML, checks and setup.json number them as the
+// host does; it is the only place that turns one into the other:
+// docs/runner.md §1.3, docs/ci.md "GPU indices inside a container"), in
+// order: inside a container given host GPUs C (engine's own entry of
+// ContainerGPUs, else the "" entry), a GPU's rank among C ascending (the
+// runtime exposes C's nodes, the driver numbers them by PCI bus, as the host
+// does); the host's without a container entry. CheckContainerGPUs makes sure
+// no host index is missing.
 func (r *Runner) DeviceIndices(engineName string, host []int) []int {
 	c, own := r.ContainerGPUs[engineName]
 	if !own {

@@ -16,6 +16,7 @@ import (
 	"github.com/ovg-project/ci-report/internal/safefile"
 	"github.com/ovg-project/ci-report/internal/text"
 	"github.com/ovg-project/ci-report/runner/engine"
+	"github.com/ovg-project/ci-report/runner/gpu"
 	"github.com/ovg-project/ci-report/runner/internal/checks"
 	"github.com/ovg-project/ci-report/runner/internal/ledger"
 )
@@ -74,11 +75,10 @@ func newColoc(ctx context.Context, c *Case) *coloc {
 		k.gpuErr = fmt.Sprintf("GPU %d: %v", k.gpu, err)
 		return k
 	}
-	k.gpuErr = fmt.Sprintf("GPU %d is not among the machine's %d GPUs", k.gpu, len(infos))
-	for _, g := range infos {
-		if g.Index == k.gpu {
-			k.totalMiB, k.gpuErr = float64(g.MemoryMiB), ""
-		}
+	if i := slices.IndexFunc(infos, func(g gpu.Info) bool { return g.Index == k.gpu }); i >= 0 {
+		k.totalMiB = float64(infos[i].MemoryMiB)
+	} else {
+		k.gpuErr = fmt.Sprintf("GPU %d is not among the machine's %d GPUs", k.gpu, len(infos))
 	}
 	return k
 }
@@ -243,27 +243,15 @@ func (k *coloc) phasesAtOnce(names []string, reqs [][]engine.Request) []collect.
 // returns each server's KV per request: max(peak growth, 1 MiB)/4.
 func (k *coloc) calibrate(names []string, reqs [][]engine.Request) []float64 {
 	before := k.sampler.Read(k.ctx)
-	t0 := before.At
 	k.phasesAtOnce(names, reqs)
 	k.sampler.Read(k.ctx)
-	readings := k.sampler.Readings(t0, k.now())
+	readings := k.sampler.Readings(before.At, k.now())
 	out := make([]float64, len(reqs))
 	for i := range reqs {
 		peak, _, _ := peakKV(readings, i)
 		out[i] = max(peak-before.KVMiB[i], 1) / calibrateReqs
 	}
 	return out
-}
-
-// resetAndDrain empties the servers' prefix caches, then drains.
-func (k *coloc) resetAndDrain(idx ...int) (memReading, []string) {
-	var problems []string
-	for _, i := range idx {
-		if err := k.servers[i].Client.ResetPrefixCache(k.ctx); err != nil {
-			problems = append(problems, fmt.Sprintf("%s: %v", k.servers[i].Plan.Name, err))
-		}
-	}
-	return k.drain(idx...), problems
 }
 
 // drain waits in DrainStep steps (at most DrainMax) until the KV of servers
@@ -280,16 +268,12 @@ func (k *coloc) drain(idx ...int) memReading {
 		}
 		cur := k.sampler.Read(k.ctx)
 		switch {
-		case cur.KVMiB == nil:
-			continue // the ledger was not read: try again
-		case prev.KVMiB == nil:
-			prev = cur // the first reading with the ledger
-			continue
-		}
-		if !(sumKV(cur, idx) < sumKV(prev, idx)) {
+		case cur.KVMiB == nil: // the ledger was not read: try again
+		case prev.KVMiB != nil && !(sumKV(cur, idx) < sumKV(prev, idx)):
 			return cur
+		default:
+			prev = cur // the first reading with the ledger, or a fall
 		}
-		prev = cur
 	}
 	return prev
 }
@@ -335,12 +319,9 @@ func burstSize(free, perRequest float64, limit int) int {
 // shutdown checks, waits for the GPU to empty and writes the usage timeline.
 func (k *coloc) finish(before [][]collect.RequestResult) {
 	if k.ready {
-		after := make([][]collect.RequestResult, len(k.servers))
 		for i, s := range k.servers {
-			after[i] = k.phase(i, s.Plan.Name+"_probe_after", probeRequests(), 1).Results
-		}
-		for i, s := range k.servers {
-			k.add(checks.ProbeUnchanged(s.Plan.Name, before[i], after[i]))
+			after := k.phase(i, s.Plan.Name+"_probe_after", probeRequests(), 1).Results
+			k.add(checks.ProbeUnchanged(s.Plan.Name, before[i], after))
 		}
 		for _, s := range k.servers {
 			k.add(checks.AliveAfterLoad(s.Plan.Name+"_alive", s.Alive()))
@@ -353,11 +334,7 @@ func (k *coloc) finish(before [][]collect.RequestResult) {
 // no_gpu_process_left; the servers' log facts go into the case log.
 func (k *coloc) stop() {
 	k.c.Progress("stop")
-	ends := k.c.stopServers(k.servers)
-	for i, s := range k.servers {
-		k.add(ends[i].Checks...)
-		k.log.Set(s.Plan.Name, ends[i].Log)
-	}
+	k.add(k.c.stopServers(k.servers, &k.log)...)
 	if k.ballast != nil {
 		k.ballast.Stop()
 	}
@@ -380,16 +357,21 @@ func (k *coloc) stop() {
 	}
 }
 
-// stopServers stops servers at once, each with its shutdown checks prefixed
-// by its name (StopServer).
-func (c *Case) stopServers(servers []*Server) []ServerEnd {
+// stopServers stops servers at once and returns their shutdown checks, each
+// prefixed by its name (StopServer), in order; each one's log facts go into log.
+func (c *Case) stopServers(servers []*Server, log *collect.Ordered[any]) []collect.Check {
 	ends := make([]ServerEnd, len(servers))
 	var wg sync.WaitGroup
 	for i, s := range servers {
 		wg.Go(func() { ends[i] = c.StopServer(s, s.Plan.Name+"_") })
 	}
 	wg.Wait()
-	return ends
+	var list []collect.Check
+	for i, s := range servers {
+		list = append(list, ends[i].Checks...)
+		log.Set(s.Plan.Name, ends[i].Log)
+	}
+	return list
 }
 
 // writeUsage writes `<case>-usage.json`; a failure is only noted in the case log.
@@ -481,11 +463,17 @@ func (k *coloc) open(names []string, reqs [][]engine.Request) pairOpening {
 		o.before = append(o.before, k.phase(i, s.Plan.Name+"_probe_before", probeRequests(), 1).Results)
 	}
 	o.perReq = k.calibrate(names, reqs)
-	idle, resetProblems := k.resetAndDrain(0, 1)
+	var resetProblems []string
+	for _, s := range k.servers {
+		if err := s.Client.ResetPrefixCache(k.ctx); err != nil {
+			resetProblems = append(resetProblems, fmt.Sprintf("%s: %v", s.Plan.Name, err))
+		}
+	}
 	if len(resetProblems) > 0 {
 		k.log.Set("reset_errors", resetProblems)
 	}
-	o.idle, o.free = idle, k.freeMiB(idle)
+	o.idle = k.drain(0, 1)
+	o.free = k.freeMiB(o.idle)
 	return o
 }
 
@@ -522,8 +510,7 @@ func runElastic(ctx context.Context, c *Case) collect.CaseResult {
 	e.aAfter, e.gpuFreeAfterA = max(drainedA.KVMiB[0]-baseA, 0), k.freeMiB(drainedA)
 
 	e.b = k.measuredPhase(1, "b_burst", load(e.nB), e.nB)
-	baseB := e.b.start.KVMiB[1]
-	e.bGrowth = e.b.growth(baseB)
+	e.bGrowth = e.b.growth(e.b.start.KVMiB[1])
 	k.drain(1)
 
 	e.both = k.phasesAtOnce([]string{"contended_a", "contended_b"}, [][]engine.Request{load(e.nA), load(e.nB)})
@@ -575,9 +562,4 @@ func (e *elasticRun) log(k *coloc) {
 }
 
 // basePort is the runner's base port (18000 by default).
-func (r *Runner) basePort() int {
-	if r.Port > 0 {
-		return r.Port
-	}
-	return 18000
-}
+func (r *Runner) basePort() int { return cmp.Or(max(r.Port, 0), 18000) }

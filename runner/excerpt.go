@@ -38,10 +38,8 @@ func (r *Runner) excerpt(c *Case, res *collect.CaseResult, ev evidence) *collect
 	if len(res.Log) > 0 && json.Unmarshal(res.Log, &logged) == nil {
 		for _, name := range logged.Burst.Keys() {
 			off, _ := logged.Burst.Get(name)
-			for _, s := range servers {
-				if s.Plan.Name == name && off >= 0 {
-					return r.linesExcerpt(s, off, engine.BurstExcerpt)
-				}
+			if i := slices.IndexFunc(servers, func(s *Server) bool { return s.Plan.Name == name }); i >= 0 && off >= 0 {
+				return r.linesExcerpt(servers[i], off, engine.BurstExcerpt)
 			}
 		}
 	}

@@ -62,17 +62,11 @@ func vllmSets() []ExpectationSet {
 	v1.Set("VLLM_USE_V2_MODEL_RUNNER", "0")
 	return []ExpectationSet{
 		{
-			// kvcached with Model Runner V2 and its two hybrid vLLM
-			// patches: HybridBlockSizeAlignPatch wraps vLLM's
-			// Platform._align_hybrid_block_size (kvcached's
-			// vllm/patches.py, its test test_patch_wraps_the_platform_classmethod),
-			// and kvcached's own harness requires `mamba_partial_tail` and
-			// `hybrid_block_size_align` in the patch line of every hybrid
-			// vLLM server, qwen35_4b, qwen35_9b and qwen38_27b
-			// (tests/e2e/matrix.py@4a5ed7bddd0d extra_patches, checked by
-			// tests/e2e/run.py@28183ff482dc stop_and_check). Only a
-			// kvcached whose source defines both is held to them: older
-			// builds of the same version are the next set's.
+			// kvcached with Model Runner V2 and its two hybrid vLLM patches,
+			// which kvcached's own harness requires of every hybrid vLLM
+			// server (tests/e2e/matrix.py@4a5ed7bddd0d extra_patches, checked
+			// by tests/e2e/run.py@28183ff482dc stop_and_check; docs/runner.md
+			// §2.6). Older builds of the same version are the next set's.
 			Name: "vllm-mrv2-hybrid", Kvcached: ">=0.1.5,<0.2", Engine: ">=0.29,<0.31",
 			KvcachedDefines: []string{"model_runner_v2", "kv_layout_v2", "mamba_partial_tail", "hybrid_block_size_align"},
 			Env:             mrv2,
@@ -197,21 +191,18 @@ func closestSet(engineName string, sets []ExpectationSet, v Versions) (p picked,
 		return picked{}, false, nil
 	}
 	var ranges []string
+	best := -1
+	var bestTop version
 	for i := range sets {
 		r, err := parseRange(sets[i].Kvcached)
 		if err != nil || !r.below(pv) {
 			return picked{}, false, nil
 		}
 		ranges = append(ranges, sets[i].Name+" "+rangeText(sets[i].Kvcached))
-	}
-	best := -1
-	var bestTop version
-	for i := range sets {
 		if ok, miss := sets[i].holdsBesideKvcached(engineName, v); !ok {
 			misses = append(misses, sets[i].describe(engineName)+miss)
 			continue
 		}
-		r, _ := parseRange(sets[i].Kvcached)
 		if top := r.top(); best < 0 || cmpVersions(top, bestTop) > 0 {
 			best, bestTop = i, top
 		}
@@ -226,6 +217,14 @@ func closestSet(engineName string, sets []ExpectationSet, v Versions) (p picked,
 }
 
 func orUnknown(s string) string { return cmp.Or(s, "unknown") }
+
+// outside reports whether version got is known to lie outside the range rng:
+// both read, and rng does not admit any version.
+func outside(rng, got string) bool {
+	r, err := parseRange(rng)
+	pv, verr := parseVersion(got)
+	return err == nil && verr == nil && len(r.clauses) > 0 && !r.contains(pv)
+}
 
 // inRange reports whether version got is in the range rng ("" never is,
 // unless the range admits any version and got is known).
@@ -248,8 +247,7 @@ func (s *ExpectationSet) matches(engineName string, v Versions) (bool, string) {
 	if !inRange(s.Kvcached, v.Kvcached) {
 		return false, ""
 	}
-	ok, miss := s.holdsBesideKvcached(engineName, v)
-	if !ok {
+	if ok, miss := s.holdsBesideKvcached(engineName, v); !ok {
 		return false, miss
 	}
 	return true, fmt.Sprintf("kvcached %s in %s, %s %s in %s", v.Kvcached, rangeText(s.Kvcached), engineName, v.Engine, rangeText(s.Engine)) + s.patchCond()
@@ -281,25 +279,11 @@ func (s *ExpectationSet) holdsBesideKvcached(engineName string, v Versions) (boo
 // would fail kvcached_active for a choice of versions. A patch without a
 // readable range is left to the servers to show.
 func (s *ExpectationSet) outsideRegistered(engineName string, v Versions) []string {
-	reg := v.KvcachedPatchRanges[engineName]
-	if reg == nil {
-		return nil
-	}
-	pv, err := parseVersion(v.Engine)
-	if err != nil {
-		return nil
-	}
 	var out []string
 	for _, p := range slices.Concat(s.Patches, s.HybridPatches) {
-		rng, ok := reg[p]
-		if !ok {
-			continue
+		if rng, ok := v.KvcachedPatchRanges[engineName][p]; ok && outside(rng, v.Engine) {
+			out = append(out, fmt.Sprintf("%s for %s %s only", p, engineName, rng))
 		}
-		r, err := parseRange(rng)
-		if err != nil || len(r.clauses) == 0 || r.contains(pv) {
-			continue
-		}
-		out = append(out, fmt.Sprintf("%s for %s %s only", p, engineName, rng))
 	}
 	return out
 }

@@ -1,6 +1,7 @@
 package runner
 
 import (
+	"cmp"
 	"context"
 	"fmt"
 	"os"
@@ -177,9 +178,4 @@ func (s *Sim) FindServer(_ context.Context, _ *Case, engineName string) (problem
 }
 
 // host is the run's Host (nil: Machine).
-func (r *Runner) host() Host {
-	if r.Host != nil {
-		return r.Host
-	}
-	return Machine{}
-}
+func (r *Runner) host() Host { return cmp.Or[Host](r.Host, Machine{}) }

@@ -353,11 +353,10 @@ func contextRefused(sp *ServerPlan, spec EngineSpec, argv []string, cfg map[stri
 	if !ok || err != nil || cfg == nil || f.LongContextEnv == "" {
 		return ""
 	}
-	if _, set := sp.Env.Get(f.LongContextEnv); set {
-		return ""
-	}
-	if _, set := env.Get(f.LongContextEnv); set {
-		return ""
+	for _, e := range []collect.Env{sp.Env, env} { // the server's own, the engine's
+		if _, set := e.Get(f.LongContextEnv); set {
+			return ""
+		}
 	}
 	limit, key, factor := 0.0, "", 1.0
 	for _, c := range []map[string]any{cfg, asMap(cfg["text_config"])} {
@@ -395,9 +394,7 @@ func asMap(v any) map[string]any {
 // loads (Qwen2Attention, python/sglang/srt/models/qwen2.py@0005b7e1e252,
 // `assert self.total_num_heads % tp_size == 0`), except over DP attention,
 // whose attention TP size is tp/dp, so that is left alone. The pipeline
-// size is not held to num_hidden_layers: vLLM checked that only before
-// get_pp_indices split layers unevenly, and now checks only that the
-// architecture supports pipelining (its model registry, not config.json).
+// size is not checked: vLLM's get_pp_indices splits layers unevenly.
 func parallelRefused(flag string, argv []string, cfg map[string]any) string {
 	v, _ := argValue(argv, flag)
 	tp, err := strconv.Atoi(v)

@@ -15,18 +15,15 @@ import (
 	"github.com/ovg-project/ci-report/runner/engine"
 )
 
-// --kernel-log (docs/runner.md §1.1) is a regular file looked at by offsets,
-// or a named pipe, which cannot be read back: the run takes what it holds
-// as it goes (safefile.ReadReady, which never waits), keeping its last
-// kernelPipeKept bytes, whose offsets in the stream stand for the file's
-// sizes.
-
 // kernelPipeKept is how much of a --kernel-log pipe is kept: far more than
 // a case's kernel lines (a few KiB), so the window of every case whose
 // evidence is still to be gathered is whole. Memory stays under twice this.
 const kernelPipeKept = 8 << 20
 
-// kernelPipe is a --kernel-log named pipe being read.
+// kernelPipe is a --kernel-log named pipe (docs/runner.md §1.1), which
+// cannot be read back as a file is (by offsets): the run takes what it holds
+// as it goes (safefile.ReadReady, which never waits), keeping its last
+// kernelPipeKept bytes, whose offsets in the stream stand for the file's sizes.
 type kernelPipe struct {
 	f    *os.File
 	stop func()

@@ -1,7 +1,9 @@
 package runner
 
 import (
+	"cmp"
 	"context"
+	"encoding/json"
 	"fmt"
 	"slices"
 	"strconv"
@@ -147,10 +149,7 @@ func (k kindSpec) kindSetup(r *Runner, e *Entry) collect.KindSetup {
 	if k.servers > 1 {
 		x.GPU, x.Batch = strconv.Itoa(r.pairGPU(e)), e.Batch
 	}
-	for i, role := range b.roles {
-		if i >= len(e.Servers) {
-			break
-		}
+	for i, role := range b.roles[:min(len(b.roles), len(e.Servers))] {
 		port := r.basePort()
 		if len(b.roles) > 1 {
 			port += i + 1
@@ -234,10 +233,8 @@ func (k kindSpec) rules(servers []ServerPlan) []checks.Cause {
 // kind returns what runs entries of name: Runner.Kinds (tests), else the
 // table's.
 func (r *Runner) kind(name string) (Kind, error) {
-	if r.Kinds != nil {
-		if k, ok := r.Kinds[name]; ok {
-			return k, nil
-		}
+	if k, ok := r.Kinds[name]; ok { // a nil map has none
+		return k, nil
 	}
 	if k, ok := kindOf(name); ok && k.run != nil {
 		return k.run, nil
@@ -246,7 +243,12 @@ func (r *Runner) kind(name string) (Kind, error) {
 }
 
 // Result builds a CaseResult of the case's name from the checks in list (ok =
-// all ok), a log object and phases (nil when the kind has none).
+// all ok), a log object ({} when nil; one that cannot be encoded says so) and
+// phases (nil when the kind has none).
 func (c *Case) Result(list []collect.Check, log any, phases *collect.Ordered[collect.Phase]) collect.CaseResult {
-	return collect.CaseResult{Name: c.Entry.Name, OK: checks.CaseOK(list), Checks: nonNil(list), Phases: phases, Log: c.marshalLog(log)}
+	data, err := json.Marshal(cmp.Or[any](log, map[string]any{}))
+	if err != nil {
+		data, _ = json.Marshal(map[string]string{"error": "encode case log: " + err.Error()})
+	}
+	return collect.CaseResult{Name: c.Entry.Name, OK: checks.CaseOK(list), Checks: nonNil(list), Phases: phases, Log: data}
 }

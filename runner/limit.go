@@ -21,7 +21,6 @@ const (
 // runLimit is the memory-limit case (docs/runner.md §5.5), as kvcached's own
 // (tests/e2e/limit.py@a84b6d8e49b9 in ovg-project/kvcached).
 func runLimit(ctx context.Context, c *Case) collect.CaseResult {
-	r := c.R
 	k := newColoc(ctx, c)
 	if len(k.plans) != 1 {
 		k.add(collect.Check{Name: "limit_plan", Detail: fmt.Sprintf("a limit case needs 1 server, the plan has %d", len(k.plans))})
@@ -31,7 +30,7 @@ func runLimit(ctx context.Context, c *Case) collect.CaseResult {
 		k.stop()
 		return k.result()
 	}
-	stopSampling := k.sampler.Run(ctx, r.Timing.ElasticSample)
+	stopSampling := k.sampler.Run(ctx, c.R.Timing.ElasticSample)
 	defer stopSampling()
 	srv := k.servers[0]
 	before := [][]collect.RequestResult{k.phase(0, srv.Plan.Name+"_probe_before", probeRequests(), 1).Results}
@@ -43,8 +42,7 @@ func runLimit(ctx context.Context, c *Case) collect.CaseResult {
 	// `kvctl limit <ipc>` writes the one segment <ipc> (not its pool groups
 	// <ipc>_g<N>), so that segment's own limit is what to restore.
 	original, haveOriginal := ledger.Segment(filledReading.Ledger, srv.IPC, ledger.FieldLimit)
-	l.lower = &checks.LimitSetObservation{Bytes: limitBytes}
-	l.lower.Err = setLimitReadBack(ctx, k.kvctl, srv.IPC, limitBytes)
+	l.lower = &checks.LimitSetObservation{Bytes: limitBytes, Err: setLimitReadBack(ctx, k.kvctl, srv.IPC, limitBytes)}
 	l.releaseIdle(k)
 	l.loadUnderLimit(k)
 	l.restore = k.restoreLimit(original, haveOriginal)
@@ -167,13 +165,12 @@ func setLimitReadBack(ctx context.Context, kvctl *ledger.Client, ipc string, byt
 	if err != nil {
 		return "read back: " + err.Error()
 	}
-	for _, e := range entries {
-		if e.IPC == ipc {
-			if got := e.Get(ledger.FieldLimit); got != bytes {
-				return fmt.Sprintf("kvctl list shows limit_bytes %d, not %d", got, bytes)
-			}
-			return ""
-		}
+	i := slices.IndexFunc(entries, func(e ledger.Entry) bool { return e.IPC == ipc })
+	if i < 0 {
+		return "segment " + ipc + " is not in kvctl list --json"
 	}
-	return "segment " + ipc + " is not in kvctl list --json"
+	if got := entries[i].Get(ledger.FieldLimit); got != bytes {
+		return fmt.Sprintf("kvctl list shows limit_bytes %d, not %d", got, bytes)
+	}
+	return ""
 }

@@ -162,10 +162,8 @@ func neededReset(first *collect.MachineState, gpus []int) string {
 }
 
 // caseGPUs are the GPUs case e (of kind k) runs its servers, ballast or
-// command on, the one rule its kind's runner and the reset gate use: a
-// setup case none, a command the run's first GPU, a kind whose servers each
-// take a GPU the first of those (pd), a co-location kind its pair's GPU, a
-// server case every GPU of the run.
+// command on (docs/runner.md §5.10 step 2), the one rule its kind's runner
+// and the reset gate use.
 func (r *Runner) caseGPUs(e *Entry, k kindSpec) []int {
 	switch {
 	case k.engineSetup:
@@ -181,13 +179,9 @@ func (r *Runner) caseGPUs(e *Entry, k kindSpec) []int {
 }
 
 // badBefore says what of the machine had gone bad before case c started,
-// "" nothing (docs/runner.md §5.10 step 2): a GPU it would use that needed
-// a reset at the run's first look (runCase started nothing), else its GPUs
-// or disks against that first look (none of which a run clears: NVIDIA's
-// Xid catalog's action for them is a GPU reset), else a foreign process an
-// earlier case's watch saw that still held one of its GPUs as c started.
-// A disk already read-only at the first look decides nothing: a model
-// cache mounted read-only on purpose must not excuse every failure.
+// "" nothing, in the order of docs/runner.md §5.10 step 2 (which says why
+// each counts): a GPU that needed a reset at the run's first look, its GPUs
+// or disks against that first look, a foreign process still on its GPUs.
 func (r *Runner) badBefore(c *Case, before *collect.MachineState, holders []GPUHolder) string {
 	gpus := c.serverGPUs()
 	if bad := neededReset(r.firstLook, r.caseGPUs(c.Entry, c.kind)); bad != "" {

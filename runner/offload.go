@@ -19,12 +19,10 @@ import (
 // (.github/workflows/cpu-offload-gpu.yml@a3f950fab889).
 const offloadTimeout = 15 * time.Minute
 
-// OffloadCommand is the command of the built-in offload cases: kvcached's
-// validation script from the checkout the example workflows mount at
-// /src/kvcached (docs/ci.md), with the arguments kvcached's own workflow
-// gives it (tools/run_cpu_offload_h20_validation.sh@05da526ab002: 2 MiB
-// pages, 8 layers, 4 pages, 5 cycles, --require-reclaimed-bytes); the
-// report is written in the container and read from standard output.
+// OffloadCommand is the command of the built-in offload cases (docs/runner.md
+// §5.11): kvcached's validation script with the arguments its own workflow
+// gives it (tools/run_cpu_offload_h20_validation.sh@05da526ab002); the report
+// is written in the container and read from standard output.
 var OffloadCommand = []string{"python3", "/src/kvcached/tools/validate_cpu_offload_vmm.py", "--device", "cuda:0",
 	"--page-size-mb", "2", "--layers", "8", "--pages", "4", "--cycles", "5", "--require-reclaimed-bytes",
 	"--report", "/tmp/ci-report-cpu-offload.json"}

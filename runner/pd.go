@@ -28,13 +28,10 @@ const (
 	pdMaxModelLen    = 512 // MAX_MODEL_LEN, the servers' --max-model-len
 )
 
-// PDServerArgs are the flags the smoke gives both servers beyond the model's.
-// The smoke passes no --async-scheduling (vLLM's default is off:
-// SchedulerConfig.async_scheduling, vllm/config/scheduler.py@01230b40128e)
-// while every vLLM server here does (the engine row), so the pair turns it
-// off again; vLLM reads a bool config field as a BooleanOptionalAction, as
-// the smoke's own --no-enable-prefix-caching, and the setup case holds
-// both to the server's --help=all (§5.1).
+// PDServerArgs are the flags the smoke gives both servers beyond the model's,
+// and --no-async-scheduling, which undoes the engine row's: the smoke passes
+// none and vLLM's default is off (SchedulerConfig.async_scheduling,
+// vllm/config/scheduler.py@01230b40128e; a bool field is a BooleanOptionalAction).
 var PDServerArgs = []string{"--enforce-eager", "--no-enable-prefix-caching", "--no-async-scheduling", "--block-size", "128", "--kv-transfer-config", PDTransferConfig}
 
 // pdGPUs are the GPUs of a pd case (setup.json's gpu): the part's first two.
@@ -98,14 +95,11 @@ func runPD(ctx context.Context, c *Case) collect.CaseResult {
 		log.Set("requests", tries)
 	}
 	c.Progress("stop")
-	ends := c.stopServers(servers)
+	stopped := c.stopServers(servers, &log)
 	if ready {
 		list = append(list, nixlLogs(servers)...)
 	}
-	for i, s := range servers {
-		list = append(list, ends[i].Checks...)
-		log.Set(s.Plan.Name, ends[i].Log)
-	}
+	list = append(list, stopped...)
 	list = append(list, c.WaitNoGPUProcess(ctx, c.R.GPUs[:2]))
 	checks.MarkCauses(list, c.kind.rules(c.Entry.Servers))
 	return c.Result(list, log, nil)
@@ -113,11 +107,8 @@ func runPD(ctx context.Context, c *Case) collect.CaseResult {
 
 // What kvcached's smoke greps both servers' logs for (check_logs of
 // tools/run_vllm_nixl_pd_smoke.sh@090491ed57c3): kvcached's patch line, then
-// one of its layout or block-count lines, and none of the failure lines.
-// The patch and layout lines are kvcached's own
-// (kvcached/integration/vllm/nixl_compat.py@5d1c815ffe04, patch_connector:
-// "kvcached: NixlConnector layout overridden to NHD", "kvcached:
-// NixlConnector num_blocks %d -> %d"). The smoke's AssertionError and
+// one of its layout or block-count lines (kvcached/integration/vllm/nixl_compat.py@5d1c815ffe04
+// patch_connector), and none of the failure lines. Its AssertionError and
 // Traceback are every server's error signatures already (§5.10).
 var (
 	nixlPatchLine    = "Patched NixlConnector for kvcached PD disagg compatibility"

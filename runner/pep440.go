@@ -207,11 +207,8 @@ func (r versionRange) below(v version) bool {
 // top is the highest version the range's clauses name (zero without clauses),
 // for ordering ranges that all lie below a version.
 func (r versionRange) top() version {
-	var t version
-	for i, c := range r.clauses {
-		if i == 0 || cmpVersions(c.v, t) > 0 {
-			t = c.v
-		}
+	if len(r.clauses) == 0 {
+		return version{}
 	}
-	return t
+	return slices.MaxFunc(r.clauses, func(a, b clause) int { return cmpVersions(a.v, b.v) }).v
 }

@@ -437,7 +437,7 @@ func (p *Plan) Select(sel Selection) (*Plan, error) {
 			return nil, fmt.Errorf("--cases %s: %w", bounds.Quote(g), err)
 		}
 	}
-	s := &selecting{p: p, sel: sel, partEngines: map[string]bool{}}
+	s := &selecting{p: p, sel: sel}
 	if err := s.readPart(); err != nil {
 		return nil, err
 	}
@@ -470,14 +470,21 @@ func (s *selecting) readPart() error {
 	for _, c := range part.Cases {
 		s.inPart[c] = true
 	}
+	s.partEngines = p.enginesOf(s.inPart)
+	return nil
+}
+
+// enginesOf are the engines of the plan's cases named in names.
+func (p *Plan) enginesOf(names map[string]bool) map[string]bool {
+	out := map[string]bool{}
 	for i := range p.Cases {
-		if s.inPart[p.Cases[i].Name] {
+		if names[p.Cases[i].Name] {
 			for _, en := range p.Cases[i].EntryEngines() {
-				s.partEngines[en] = true
+				out[en] = true
 			}
 		}
 	}
-	return nil
+	return out
 }
 
 func (s *selecting) keep(e *Entry) bool {
@@ -559,14 +566,7 @@ func (s *selecting) shard(chosen map[string]bool) {
 
 func (s *selecting) selected(chosen, explicitSetup map[string]bool) *Plan {
 	p := s.p
-	usedEngines := map[string]bool{}
-	for i := range p.Cases {
-		if chosen[p.Cases[i].Name] {
-			for _, en := range p.Cases[i].EntryEngines() {
-				usedEngines[en] = true
-			}
-		}
-	}
+	usedEngines := p.enginesOf(chosen)
 	out := &Plan{Profile: p.Profile, ElasticGPUMiB: p.ElasticGPUMiB, PriorityGPUMiB: p.PriorityGPUMiB, SimGPU: p.SimGPU}
 	for _, k := range p.Engines.Keys() {
 		ep, _ := p.Engines.Get(k)

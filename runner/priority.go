@@ -100,8 +100,7 @@ func (k *coloc) publishPriorities() collect.Check {
 	var pobs []checks.PriorityObservation
 	for i, s := range k.servers {
 		res := k.kvctl.SetPriority(k.ctx, s.IPC, planPriority(s.Plan, i))
-		o := checks.PriorityObservation{Server: s.Plan.Name, Want: res.Want, Got: res.Got, Err: errText(res.Err)}
-		pobs = append(pobs, o)
+		pobs = append(pobs, checks.PriorityObservation{Server: s.Plan.Name, Want: res.Want, Got: res.Got, Err: errText(res.Err)})
 	}
 	return checks.PrioritySet(pobs)
 }

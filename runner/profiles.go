@@ -34,14 +34,10 @@ var models = []model{
 	{key: "qwen35_4b", hfID: "Qwen/Qwen3.5-4B", batch: 16, memory: stdMemory(), hybrid: true, engines: bothEngines},
 	{key: "gemma4e2b", hfID: "google/gemma-4-E2B-it", batch: 16, memory: stdMemory(), engines: bothEngines},
 	{key: "qwen35_9b", hfID: "Qwen/Qwen3.5-9B", batch: 16, memory: stdMemory(), hybrid: true, engines: bothEngines},
-	// DeepSeek-V2-Lite is an MLA model: on SGLang its KV cache is the MLA
-	// token pool, which kvcached makes elastic with ElasticMLAMemoryPoolPatch
-	// (patch_name "elastic_mla_memory_pool", from f2e3593 #238), registered
-	// for every SGLang version (SGLANG_ALL_RANGE) since kvcached v0.1.4
-	// (kvcached/integration/sglang/autopatch.py@2304859f9797 l.39, the
-	// v0.1.4 tag; @e8e640638ba7 l.43; patches.py@e8e640638ba7 l.669).
-	// Without it the server would run on SGLang's own pool, its KV cache
-	// not elastic, though the base patches were logged.
+	// DeepSeek-V2-Lite is an MLA model: its SGLang kvcached servers must log
+	// elastic_mla_memory_pool (docs/runner.md §2.6; ElasticMLAMemoryPoolPatch
+	// from f2e3593 #238, kvcached/integration/sglang/autopatch.py@2304859f9797
+	// l.39, the v0.1.4 tag; @e8e640638ba7 l.43; patches.py@e8e640638ba7 l.669).
 	{key: "dsv2lite", hfID: "deepseek-ai/DeepSeek-V2-Lite-Chat", batch: 16, memory: stdMemory(), extra: []string{"--trust-remote-code"}, engines: bothEngines,
 		patches: map[string][]string{"sglang": {"elastic_mla_memory_pool"}}},
 	{key: "gemma4_12b", hfID: "google/gemma-4-12B-it", batch: 16, memory: stdMemory(), engines: []string{"vllm"}},
@@ -53,14 +49,11 @@ var models = []model{
 	{key: "gptoss20b", hfID: "openai/gpt-oss-20b", batch: 16, memory: stdMemory(), engines: bothEngines},
 }
 
-// compatMatrix is the compat profile: kvcached's model-compatibility matrix
-// (tools/model_compatibility_matrix.json@9c3174fb4379: Qwen3-8B, gpt-oss-20b,
-// Qwen3.5-9B with page_size_mb 4, gemma-4-E2B-it, gemma-4-12B-it), each
-// model a group on every engine the model table runs it on, kvcached in
-// both layouts (its "contiguous" and "non-contiguous") and the native
-// engine. page_size_mb is KVCACHED_PAGE_SIZE_MB of the kvcached servers
-// (tools/run_model_compatibility_matrix.py@9c3174fb4379 run_cell). A
-// model is a row here and in the model table: no code of its own.
+// compatMatrix is the compat profile (docs/runner.md §2.4): kvcached's
+// model-compatibility matrix (tools/model_compatibility_matrix.json@9c3174fb4379),
+// each model a group on every engine the model table runs it on, c1, c0 and
+// native; page_size_mb is KVCACHED_PAGE_SIZE_MB of the kvcached servers
+// (tools/run_model_compatibility_matrix.py@9c3174fb4379 run_cell).
 var compatMatrix = []serverOpts{
 	{model: "qwen3_8b"}, {model: "gptoss20b"},
 	{model: "qwen35_9b", env: [][2]string{{"KVCACHED_PAGE_SIZE_MB", "4"}}},
@@ -188,8 +181,11 @@ func (b *builder) setup(engine string) {
 
 // group adds the server cases of one engine/model group: layouts in order
 // (kvcached first, then native when asked); base's env goes to the
-// kvcached servers only.
+// kvcached servers only. A model the table does not run on the engine adds none.
 func (b *builder) group(base serverOpts, layouts ...string) {
+	if m, _ := findModel(base.model); m != nil && !slices.Contains(m.engines, base.engine) {
+		return
+	}
 	b.setup(base.engine)
 	group := base.engine + "-" + base.model + variant(base)
 	for _, l := range layouts {
@@ -234,11 +230,9 @@ func (b *builder) priority(el, ml, eh, mh string) {
 }
 
 // pd adds kvcached's NIXL prefill/decode smoke
-// (tools/run_vllm_nixl_pd_smoke.sh@090491ed57c3): two vLLM servers of
-// Qwen2.5-1.5B with kvcached in the non-contiguous layout (its
-// KVCACHED_NIXL_CONTIGUOUS_LAYOUT=false: NixlConnector needs per-layer K/V
-// block-contiguous regions) and the smoke's flags; runPD puts them on GPUs
-// of their own with their side-channel ports.
+// (tools/run_vllm_nixl_pd_smoke.sh@090491ed57c3; docs/runner.md §5.12): two
+// vLLM servers of Qwen2.5-1.5B with kvcached in the non-contiguous layout and
+// the smoke's flags; runPD puts them on GPUs of their own.
 func (b *builder) pd() {
 	var servers []ServerPlan
 	for _, role := range []string{"prefill", "decode"} {
@@ -282,10 +276,6 @@ func BuiltinPlan(profile string) (*Plan, error) {
 		for _, e := range bothEngines {
 			b.in(e)
 			for _, m := range []string{"qwen05b", "dsv2lite", "qwen35_9b", "gemma4_12b"} {
-				mm, _ := findModel(m)
-				if !slices.Contains(mm.engines, e) {
-					continue
-				}
 				b.group(serverOpts{engine: e, model: m, tp: 2}, all...)
 			}
 			b.group(serverOpts{engine: e, model: "qwen05b", fp8: true}, "c1")
@@ -307,10 +297,8 @@ func BuiltinPlan(profile string) (*Plan, error) {
 		for _, e := range bothEngines {
 			b.in(e)
 			for _, o := range compatMatrix {
-				if m, _ := findModel(o.model); slices.Contains(m.engines, e) {
-					o.engine = e
-					b.group(o, all...)
-				}
+				o.engine = e
+				b.group(o, all...)
 			}
 		}
 		// kvcached's CPU-offload round trip (its weekly cpu-offload-gpu

@@ -131,27 +131,25 @@ func (p *runProgress) result(res *collect.CaseResult) {
 	now := p.r.now()
 	p.r.progMu.Lock()
 	defer p.r.progMu.Unlock()
-	fmt.Fprintf(p.out, "%s %s: %s\n", clock(now), p.tag(res.Name), resultWord(res, true))
+	word, detail := resultWord(res)
+	if detail != "" {
+		word += " (" + detail + ")"
+	}
+	fmt.Fprintf(p.out, "%s %s: %s\n", clock(now), p.tag(res.Name), word)
 }
 
-// resultWord is PASS, FLAKY, SKIP (reason) or FAIL (checks); long adds the
-// reason or the failed checks.
-func resultWord(res *collect.CaseResult, long bool) string {
+// resultWord is PASS, FLAKY, SKIP with its reason or FAIL with its failed
+// checks.
+func resultWord(res *collect.CaseResult) (word, detail string) {
 	switch {
 	case res.Failed():
-		if !long {
-			return "FAIL"
-		}
-		return "FAIL (" + strings.Join(failedCheckNames(res), ", ") + ")"
+		return "FAIL", strings.Join(failedCheckNames(res), ", ")
 	case res.Skipped():
-		if !long {
-			return "SKIP"
-		}
-		return "SKIP (" + res.SkipReason + ")"
+		return "SKIP", res.SkipReason
 	case res.Flaky():
-		return "FLAKY"
+		return "FLAKY", ""
 	}
-	return "PASS"
+	return "PASS", ""
 }
 
 // failedCheckNames names the failed checks of res; a case that failed
@@ -184,13 +182,10 @@ func (p *runProgress) summary(cases []collect.CaseResult, planned []string) {
 		res, what, dur := byName[name], "NOT RUN", ""
 		detail := p.notRun[name]
 		if res != nil {
-			what, dur, detail = resultWord(res, false), collect.FormatSeconds(res.DurationS), ""
-			switch {
-			case res.Failed():
-				detail = strings.Join(failedCheckNames(res), ", ")
+			what, detail = resultWord(res)
+			dur = collect.FormatSeconds(res.DurationS)
+			if res.Failed() {
 				annotations = append(annotations, annotation(name, res, p.r.Redactor()))
-			case res.Skipped():
-				detail = res.SkipReason
 			}
 		}
 		fmt.Fprintf(tw, "%d/%d\t%s\t%s\t%s\t%s\n", p.index[name], p.total, name, what, dur, text.Words(detail))
@@ -201,11 +196,10 @@ func (p *runProgress) summary(cases []collect.CaseResult, planned []string) {
 	for i := range rows {
 		rows[i] = strings.TrimRight(rows[i], " ")
 	}
-	table := strings.Join(rows, "\n")
 	red := p.r.Redactor()
 	p.r.progMu.Lock()
 	defer p.r.progMu.Unlock()
-	fmt.Fprintln(p.out, red.String(table))
+	fmt.Fprintln(p.out, red.String(strings.Join(rows, "\n")))
 	if p.actions {
 		for _, a := range annotations {
 			fmt.Fprintln(p.r.stderr(), a)

@@ -323,26 +323,21 @@ func (o *Outcome) settle(ctx context.Context, planned []string) map[string]bool 
 		o.Interrupted, o.Cause = true, context.Cause(ctx)
 	}
 	done := map[string]bool{}
-	o.OK = true
 	for i := range o.Cases {
 		done[o.Cases[i].Name] = true
-		if o.Cases[i].Failed() {
-			o.OK = false
-		}
 	}
 	for _, n := range planned {
 		if !done[n] {
 			o.NotRun = append(o.NotRun, n)
-			o.OK = false
 		}
 	}
+	o.OK = len(o.NotRun) == 0 && !slices.ContainsFunc(o.Cases, func(c collect.CaseResult) bool { return c.Failed() })
 	return done
 }
 
-// runCase runs one case through its kind, stops whatever the kind left
-// running, turns a panic into a failed case instead of a dead runner with
-// live servers, and records how long the case took, stopping what the kind
-// left running included (to the millisecond).
+// runCase runs one case through its kind, turns a panic into a failed case
+// instead of a dead runner with live servers, stops whatever the kind left
+// running, and records how long all that took (to the millisecond).
 func (r *Runner) runCase(ctx context.Context, c *Case) (res collect.CaseResult) {
 	start := r.now()
 	defer func() { res.DurationS = math.Round(r.now().Sub(start).Seconds()*1000) / 1000 }()
@@ -442,9 +437,7 @@ func (r *Runner) defaults() error {
 	// What the setup cases learn of their engines (under verMu).
 	r.versions, r.expect = map[string]Versions{}, map[string]picked{}
 	r.caps, r.inputs = map[string]map[string]collect.Capability{}, map[string]*engineInputs{}
-	if r.GPU == nil {
-		r.GPU = gpu.None{}
-	}
+	r.GPU = cmp.Or[gpu.Backend](r.GPU, gpu.None{})
 	infos, err := r.GPU.GPUs()
 	if err != nil {
 		r.gpuErr = err

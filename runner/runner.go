@@ -1,8 +1,8 @@
 package runner
 
 import (
+	"cmp"
 	"context"
-	"encoding/json"
 	"fmt"
 	"io"
 	"net/http"
@@ -236,22 +236,14 @@ func (r *Runner) openLog(path string) (io.ReadSeekCloser, error) {
 	return f, nil
 }
 
-func (r *Runner) stderr() io.Writer {
-	if r.Stderr != nil {
-		return r.Stderr
-	}
-	return io.Discard
-}
+func (r *Runner) stderr() io.Writer { return cmp.Or(r.Stderr, io.Discard) }
 
 // Redactor returns the secret redactor of the run: Redact, else one of
 // collect.SecretEnvNames; either way with the secrets of the plan's env
 // (Plan.envSecrets), which setup.json shows and a server may print.
 func (r *Runner) Redactor() *collect.Redactor {
 	if r.redact == nil {
-		red := r.Redact
-		if red == nil {
-			red = collect.NewRedactor(r.getenv, collect.SecretEnvNames...)
-		}
+		red := cmp.Or(r.Redact, collect.NewRedactor(r.getenv, collect.SecretEnvNames...))
 		r.redact = red.With(r.Plan.envSecrets()...)
 	}
 	return r.redact
@@ -460,11 +452,10 @@ func (r *Runner) serverConfig() engine.ServerConfig {
 	}
 }
 
-// ServerEnd is what stopping a server yields.
+// ServerEnd is what stopping a server yields: its shutdown checks, its log facts.
 type ServerEnd struct {
 	Checks []collect.Check
 	Log    collect.LogInfo
-	Stop   engine.StopResult
 }
 
 // StopServer stops s (its whole group) and runs the shutdown checks with
@@ -483,7 +474,7 @@ func (c *Case) StopServer(s *Server, prefix string) ServerEnd {
 		obs.Shm = c.R.listDir(s.Plan.Engine, c.R.host().ShmDir())
 		obs.Tmp = c.R.listDir(s.Plan.Engine, c.R.host().TmpDir())
 	}
-	return ServerEnd{Checks: checks.ShutdownChecks(prefix, obs), Log: info, Stop: st}
+	return ServerEnd{Checks: checks.ShutdownChecks(prefix, obs), Log: info}
 }
 
 // startedServers are the servers c started, in order.
@@ -506,27 +497,24 @@ func (c *Case) stopAll() {
 // server ran in a container, so its /dev/shm is the container's).
 func (r *Runner) listDir(engineName, dir string) checks.Listing {
 	l := checks.Listing{Dir: dir}
-	prefix := r.PrefixFor(engineName)
-	if len(prefix) == 0 {
-		entries, err := os.ReadDir(dir)
-		if err != nil {
-			l.Err = err.Error()
-			return l
-		}
+	var err error
+	if prefix := r.PrefixFor(engineName); len(prefix) == 0 {
+		var entries []os.DirEntry
+		entries, err = os.ReadDir(dir)
 		for _, e := range entries {
 			l.Entries = append(l.Entries, e.Name())
 		}
-		return l
-	}
-	out, err := r.execFor(context.Background(), r.Timing.KvctlTimeout, append(slices.Clone(prefix), "ls", "-1A", dir))
-	if err != nil {
-		l.Err = err.Error()
-		return l
-	}
-	for _, line := range strings.Split(string(out), "\n") {
-		if line = strings.TrimSpace(line); line != "" {
-			l.Entries = append(l.Entries, line)
+	} else {
+		var out []byte
+		out, err = r.execFor(context.Background(), r.Timing.KvctlTimeout, append(slices.Clone(prefix), "ls", "-1A", dir))
+		for _, line := range strings.Split(string(out), "\n") {
+			if line = strings.TrimSpace(line); line != "" {
+				l.Entries = append(l.Entries, line)
+			}
 		}
+	}
+	if err != nil {
+		l.Err, l.Entries = err.Error(), nil
 	}
 	return l
 }
@@ -616,16 +604,4 @@ func (c *Case) Progress(phase string) {
 	case c.R.Terminal:
 		fmt.Fprint(c.R.stderr(), "\r\033[K"+line)
 	}
-}
-
-// marshalLog encodes a case log; an encoding failure becomes a log that says so.
-func (c *Case) marshalLog(log any) json.RawMessage {
-	if log == nil {
-		return json.RawMessage("{}")
-	}
-	data, err := json.Marshal(log)
-	if err != nil {
-		data, _ = json.Marshal(map[string]string{"error": "encode case log: " + err.Error()})
-	}
-	return data
 }

@@ -1,7 +1,6 @@
 package runner
 
 import (
-	"bytes"
 	"cmp"
 	"context"
 	"encoding/json"
@@ -127,11 +126,8 @@ func (s *memSampler) Read(ctx context.Context) memReading {
 
 // sample takes a reading and records it; a periodic one cut short by ctx is
 // dropped (ok false) and leaves its marks to the next. The kvctl call runs
-// outside takeMu so calls overlap. The reading is timed when kvctl read the
-// ledger (answer time less ledger.Listing.Age: a real kvctl first imports
-// torch), never before the last recorded reading, so a window that starts
-// with a reading holds exactly the marks taken after it. The marks count only
-// while Run samples periodically (they stand in for a real run's pace).
+// outside takeMu so calls overlap; the reading's time and marks are
+// docs/runner.md §4.4's (ledger.Listing.Age: when kvctl read the ledger).
 func (s *memSampler) sample(ctx context.Context, periodic bool) (r memReading, ok bool) {
 	var (
 		listing   ledger.Listing
@@ -250,8 +246,7 @@ func (s *memSampler) Run(ctx context.Context, period time.Duration) (stop func()
 	ctx, cancel := context.WithCancel(ctx)
 	done := make(chan struct{})
 	s.periodic.Add(1)
-	n := cmp.Or(max(s.MaxInFlight, 0), defaultMaxInFlight)
-	slots := make(chan struct{}, n)
+	slots := make(chan struct{}, cmp.Or(max(s.MaxInFlight, 0), defaultMaxInFlight))
 	go func() {
 		var calls sync.WaitGroup
 		defer close(done)
@@ -278,14 +273,11 @@ func (s *memSampler) Run(ctx context.Context, period time.Duration) (stop func()
 			}
 		}
 	}()
-	var once sync.Once
-	return func() {
-		once.Do(func() {
-			cancel()
-			<-done
-			s.periodic.Add(-1)
-		})
-	}
+	return sync.OnceFunc(func() {
+		cancel()
+		<-done
+		s.periodic.Add(-1)
+	})
 }
 
 // asked records a periodic reading started with inProgress (itself included).
@@ -373,21 +365,15 @@ func (s *memSampler) UsageTimeline() ([]byte, error) {
 	for _, m := range marks {
 		elems = append(elems, m.element())
 	}
-	var buf bytes.Buffer
-	buf.WriteString("[")
-	for i, o := range elems {
-		if i > 0 {
-			buf.WriteString(",")
-		}
+	var lines []string // one element a line
+	for _, o := range elems {
 		b, err := json.Marshal(o)
 		if err != nil {
 			return nil, fmt.Errorf("usage timeline: %w", err)
 		}
-		buf.WriteString("\n")
-		buf.Write(b)
+		lines = append(lines, "\n"+string(b))
 	}
-	buf.WriteString("\n]\n")
-	return buf.Bytes(), nil
+	return []byte("[" + strings.Join(lines, ",") + "\n]\n"), nil
 }
 
 // element is the timeline's {"t", "phase"} of the mark.

@@ -100,17 +100,12 @@ func runServerCase(ctx context.Context, c *Case) collect.CaseResult {
 	sp := &c.Entry.Servers[0]
 	var list []collect.Check
 	log := collect.Ordered[any]{}
-	// vLLM picks a hybrid model's attention block size itself, and which
-	// sizes --block-size accepts depends on the version (older
-	// vllm/config/cache.py: `BlockSize = Literal[1, 8, 16, 32, 64, 128, 256]`,
-	// below the 528..1568 hybrid models get; newer,
-	// vllm/config/cache.py@002f10e0cfa1: any size > 0), so a native server
-	// gets no --block-size of the runner's choosing. But when kvcached grows
-	// that size so that the KV unit tiles its page, and logs it
-	// (engine.LogScan.KvcachedBlockSize), the native server is given it, as
+	// A native server gets no --block-size of the runner's choosing (which
+	// sizes vLLM accepts depends on its version: any > 0 since
+	// vllm/config/cache.py@002f10e0cfa1, at most 256 before), only the one
+	// kvcached grew for its group (engine.LogScan.KvcachedBlockSize), as
 	// kvcached's harness does (tests/e2e/run.py@28183ff482dc main: `extra =
-	// ("--block-size", str(block_size[0]))`), and the native case compares
-	// the sizes both logged.
+	// ("--block-size", str(block_size[0]))`); docs/runner.md §5.3.
 	var passed int
 	if !sp.Kvcached() && c.Group != nil && c.Group.KvcachedBlockSize > 0 {
 		passed = c.Group.KvcachedBlockSize
@@ -160,21 +155,17 @@ func runServerCase(ctx context.Context, c *Case) collect.CaseResult {
 	log.Set(sp.Name, end.Log)
 	c.Progress("waiting for the GPU to empty")
 	list = append(list, c.WaitNoGPUProcess(ctx, nil))
+	// vLLM logs no size of its own when --block-size is large enough: the
+	// server runs with the one it was given.
+	blockSize = passed
 	if len(end.Log.BlockSize) > 0 {
 		blockSize = end.Log.BlockSize[0]
-	} else if passed > 0 {
-		// vLLM logs no size of its own when --block-size is large enough:
-		// the server runs with the one it was given.
-		blockSize = passed
 	}
 	if sp.Kvcached() && c.Group != nil && ready {
-		// A repeated case's later attempt replaces its earlier one.
-		bs := checks.CaseBlockSize{Case: c.Entry.Name, Size: blockSize}
-		if i := slices.IndexFunc(c.Group.BlockSizes, func(b checks.CaseBlockSize) bool { return b.Case == bs.Case }); i >= 0 {
-			c.Group.BlockSizes[i] = bs
-		} else {
-			c.Group.BlockSizes = append(c.Group.BlockSizes, bs)
-		}
+		// A repeated case's later attempt replaces its earlier one, the last
+		// entry: a case's attempts run one after the other.
+		same := func(b checks.CaseBlockSize) bool { return b.Case == c.Entry.Name }
+		c.Group.BlockSizes = append(slices.DeleteFunc(c.Group.BlockSizes, same), checks.CaseBlockSize{Case: c.Entry.Name, Size: blockSize})
 		if sc, err := s.logScan(c.R); err == nil && sc.KvcachedBlockSize > 0 && c.Group.KvcachedBlockSize == 0 {
 			c.Group.KvcachedBlockSize, c.Group.KvcachedBlockSizeWas = sc.KvcachedBlockSize, sc.KvcachedBlockSizeWas
 		}
@@ -270,7 +261,6 @@ func errText(err error) string {
 // finished kvcached cases waiting for the native case and the attention
 // block sizes their servers logged.
 type GroupState struct {
-	Name   string
 	Native string // the group's native case in the selected plan, "" none
 	// BlockSizes are the attention block sizes the group's kvcached servers
 	// that became ready logged, in case order.
@@ -308,7 +298,7 @@ func newComparisons(p *Plan) *comparisons {
 		}
 		g := cs.groups[e.Group]
 		if g == nil {
-			g = &GroupState{Name: e.Group}
+			g = &GroupState{}
 			cs.groups[e.Group] = g
 		}
 		if !e.Servers[0].Kvcached() {
@@ -458,10 +448,8 @@ func nativeCause(native *collect.CaseResult, phase string) string {
 	if root := failed(phase + "_ok"); root != "" {
 		return root
 	}
-	if native.Phases != nil {
-		if _, ran := native.Phases.Get(phase); ran {
-			return ""
-		}
+	if _, ran := native.Phases.Get(phase); ran { // Get is nil-safe
+		return ""
 	}
 	return cmp.Or(failed("server_ready"), failed("server_alive_after_load"))
 }

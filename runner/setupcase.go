@@ -79,7 +79,6 @@ func runSetupCase(ctx context.Context, c *Case) collect.CaseResult {
 const installChecksFailed = "kvcached's post-install checks failed: "
 
 func (c *Case) install(ctx context.Context, engineName string) (problem, note string) {
-	prefix := c.R.PrefixFor(engineName)
 	if cmdline, ok := c.R.InstallCmd[engineName]; ok && cmdline != "" {
 		logName := engineName + "-install.log"
 		logPath := filepath.Join(c.R.OutDir, logName)
@@ -88,7 +87,7 @@ func (c *Case) install(ctx context.Context, engineName string) (problem, note st
 			return fmt.Sprintf("create %s: %v", logPath, err), ""
 		}
 		defer f.Close()
-		argv := append(slices.Clone(prefix), "sh", "-c", cmdline)
+		argv := append(slices.Clone(c.R.PrefixFor(engineName)), "sh", "-c", cmdline)
 		ictx, cancel := context.WithTimeout(ctx, c.R.Timing.InstallTimeout)
 		defer cancel()
 		cmd := exec.CommandContext(ictx, argv[0], argv[1:]...)
@@ -100,10 +99,8 @@ func (c *Case) install(ctx context.Context, engineName string) (problem, note st
 		err = cmd.Run()
 		rw.Close()
 		if err != nil {
-			last := strings.TrimSpace(tail.String())
-			if i := strings.LastIndexByte(last, '\n'); i >= 0 {
-				last = last[i+1:]
-			}
+			lines := strings.Split(strings.TrimSpace(tail.String()), "\n")
+			last := lines[len(lines)-1]
 			return c.R.Redactor().String(fmt.Sprintf("install command failed (%v); see %s: %s", err, logName, last)), ""
 		}
 		return "", "installed; output in " + logName
@@ -134,15 +131,7 @@ func (t *tailBuffer) String() string { return text.Valid(string(t.b)) }
 // so every kvcached case would fail as if kvcached were at fault.
 func integrationDisabled(engineName string, v Versions) string {
 	rng, ok := v.KvcachedIntegrationRanges[engineName]
-	if !ok || v.Engine == "" {
-		return ""
-	}
-	r, err := parseRange(rng)
-	if err != nil || len(r.clauses) == 0 {
-		return ""
-	}
-	pv, err := parseVersion(v.Engine)
-	if err != nil || r.contains(pv) {
+	if !ok || !outside(rng, v.Engine) {
 		return ""
 	}
 	return fmt.Sprintf("kvcached disabled itself: %s %s is outside %s (the range its autopatch.py guards the %s integration with; it logs `%s integration disabled: unsupported version %s; running without kvcached` and patches nothing)",

@@ -186,27 +186,26 @@ func (r *Runner) applyVersions(s *collect.Setup, done map[string]bool) {
 	r.verMu.Lock()
 	defer r.verMu.Unlock()
 	for _, k := range s.Engines.Keys() {
-		if caps := r.engineCapabilities(k); caps != nil && finished[k] {
-			e, _ := s.Engines.Get(k)
-			e.Capabilities = caps
-			s.Engines.Set(k, e)
-		}
-		v, ok := r.versions[k]
-		if !ok || !finished[k] {
+		if !finished[k] {
 			continue
 		}
 		e, _ := s.Engines.Get(k)
-		e.Engine, e.Kvcached, e.Torch, e.CUDA = v.Engine, v.Kvcached, v.Torch, v.CUDA
-		e.Digest = cmp.Or(v.Digest, e.Digest)
-		if x, ok := r.expect[k]; ok && x.set != nil {
-			e.Expectations = &collect.EngineExpectations{
-				Set: x.set.Name, Why: x.why, Patches: nonNil(x.set.Patches),
-				HybridPatches: x.set.HybridPatches, CapacityLine: x.set.CapacityLine, Provisional: x.provisional,
+		if caps := r.engineCapabilities(k); caps != nil {
+			e.Capabilities = caps
+		}
+		if v, ok := r.versions[k]; ok {
+			e.Engine, e.Kvcached, e.Torch, e.CUDA = v.Engine, v.Kvcached, v.Torch, v.CUDA
+			e.Digest = cmp.Or(v.Digest, e.Digest)
+			if s.KvcachedSHA == nil && v.KvcachedSHA != "" {
+				s.KvcachedSHA = new(v.KvcachedSHA)
+			}
+			if x, ok := r.expect[k]; ok && x.set != nil {
+				e.Expectations = &collect.EngineExpectations{
+					Set: x.set.Name, Why: x.why, Patches: nonNil(x.set.Patches),
+					HybridPatches: x.set.HybridPatches, CapacityLine: x.set.CapacityLine, Provisional: x.provisional,
+				}
 			}
 		}
 		s.Engines.Set(k, e)
-		if s.KvcachedSHA == nil && v.KvcachedSHA != "" {
-			s.KvcachedSHA = new(v.KvcachedSHA)
-		}
 	}
 }
