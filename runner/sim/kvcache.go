@@ -101,10 +101,7 @@ const (
 // and, when blocked by the GPU, how many more bytes were needed.
 func (m *kvModel) tryAdmit(r *reservation, gpuFree int64) (admitResult, int64, error) {
 	// The reusable prefix: vLLM recomputes at least the prompt's last token.
-	maxCached := 0
-	if r.prompt > 0 {
-		maxCached = (r.prompt - 1) / m.blockTokens
-	}
+	maxCached := max(r.prompt-1, 0) / m.blockTokens
 	for _, h := range r.hashes {
 		if len(r.pinned) >= maxCached {
 			break

@@ -3,7 +3,6 @@ package sim
 import (
 	"cmp"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"io"
 	"path/filepath"
@@ -321,10 +320,8 @@ func (p *argvParser) flag(c *serverConfig) error {
 // complete checks what the engine requires and fills in its defaults.
 func (p *argvParser) complete(c *serverConfig) error {
 	if c.ModelArg == "" {
-		if c.Engine == "vllm" {
-			return errors.New("vllm serve: error: the following arguments are required: model_tag")
-		}
-		return errors.New("launch_server.py: error: the following arguments are required: --model-path")
+		arg := map[string]string{"vllm": "model_tag", "sglang": "--model-path"}[c.Engine]
+		return fmt.Errorf("%s: error: the following arguments are required: %s", p.prog, arg)
 	}
 	if c.TP < 1 {
 		return p.bad("--tensor-parallel-size", "0", "int")

@@ -245,10 +245,7 @@ func (s *simServer) run(env serveEnv, stop <-chan string) int {
 	s.fixed = cfg.weightsBytes() + cfg.overheadBytes()
 
 	// Loading the weights takes time; a stop meanwhile is clean.
-	load := vllmLoadTime
-	if cfg.Engine == "sglang" {
-		load = sglangLoadTime
-	}
+	load := map[string]time.Duration{"vllm": vllmLoadTime, "sglang": sglangLoadTime}[cfg.Engine]
 	if why, stopped := sleepUnless(scaled(load/2, s.scale, time.Millisecond), stop); stopped {
 		return s.shutdown(why, nil, false)
 	}
