@@ -138,8 +138,7 @@ func parseInterspersed(fs *flag.FlagSet, args []string) ([]string, error) {
 			return pos, nil
 		}
 		// flag stops at "--" (consumed) or at the first positional argument.
-		consumedDashDash := len(args) > len(rest) && args[len(args)-len(rest)-1] == "--"
-		if consumedDashDash {
+		if len(args) > len(rest) && args[len(args)-len(rest)-1] == "--" {
 			return append(pos, rest...), nil
 		}
 		pos = append(pos, rest[0])

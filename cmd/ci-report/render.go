@@ -71,10 +71,8 @@ func (o *renderOptions) setArgs(pos []string) error {
 	if err := o.fail.check(); err != nil {
 		return err
 	}
-	if o.width != 0 {
-		if err := bounds.Int("--width", o.width, render.MinTextWidth, render.MaxTextWidth); err != nil {
-			return usageErrorf("%v", err)
-		}
+	if err := bounds.Int("--width", o.width, render.MinTextWidth, render.MaxTextWidth); o.width != 0 && err != nil {
+		return usageErrorf("%v", err)
 	}
 	return o.inputs.check(pos)
 }

@@ -105,15 +105,10 @@ func codeSpan(s string, inCell bool) string {
 	return fence + inner + fence
 }
 
-func longestRun(s string, c byte) int {
-	best, run := 0, 0
-	for i := 0; i < len(s); i++ {
-		if s[i] == c {
-			run++
-			best = max(best, run)
-		} else {
-			run = 0
-		}
+func longestRun(s string, c rune) int {
+	best := 0
+	for _, run := range strings.FieldsFunc(s, func(r rune) bool { return r != c }) {
+		best = max(best, len(run))
 	}
 	return best
 }
