@@ -406,7 +406,7 @@ func (p *Publisher) PublishOn(ctx context.Context, th *Thread, t Target, post Po
 
 // identity is the login whose comments post may edit.
 func (p *Publisher) identity(ctx context.Context, botLogin string) (string, error) {
-	fallback := cmp.Or(botLogin, botFallbackLogin)
+	fallback := cmp.Or(botLogin, "github-actions[bot]")
 	if p.Offline {
 		return fallback, nil
 	}

@@ -22,7 +22,6 @@ const (
 	DefaultApplyDelay = 10 * time.Second
 	maxTransientTries = 4 // 5xx and connection errors, first try included
 	maxRateLimitWaits = 5 // rate-limit waits for one request
-	botFallbackLogin  = "github-actions[bot]"
 )
 
 // op describes one logical GitHub request for retries and messages.

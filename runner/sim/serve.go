@@ -249,7 +249,7 @@ func (s *simServer) run(env serveEnv, stop <-chan string) int {
 	if why, stopped := sleepUnless(scaled(load/2, s.scale, time.Millisecond), stop); stopped {
 		return s.shutdown(why, nil, false)
 	}
-	if err := s.allocate(env); err != nil {
+	if err := s.allocate(); err != nil {
 		s.fatal([]string{`File "/usr/local/lib/python3.12/dist-packages/vllm/v1/worker/gpu_worker.py", line 239, in determine_available_memory`,
 			`  torch.cuda.empty_cache()`}, err.Error())
 		s.cleanup(s.kv != nil) // a half-way registration leaves no record
@@ -457,7 +457,7 @@ func (s *simServer) startupLogs(env serveEnv) {
 
 // allocate loads the weights onto the GPUs and sets up the KV cache: the
 // whole preallocation natively, a virtual capacity and a segment under kvcached.
-func (s *simServer) allocate(env serveEnv) error {
+func (s *simServer) allocate() error {
 	cfg := s.cfg
 	if err := s.w.lock.Lock(); err != nil {
 		return fmt.Errorf("RuntimeError: %v", err)
