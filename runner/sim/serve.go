@@ -684,7 +684,13 @@ func (s *simServer) shutdown(why string, srv *http.Server, registered bool) int 
 	if srv != nil {
 		srv.Close()
 	}
-	s.abortWaiters(errors.New("server shutting down"))
+	s.mu.Lock()
+	for _, wt := range s.waiters {
+		wt.err = errors.New("server shutting down")
+		close(wt.ready)
+	}
+	s.waiters = nil
+	s.mu.Unlock()
 	time.Sleep(scaled(shutdownTime, s.scale, 0))
 	s.log.uvicorn("Shutting down")
 	s.log.uvicorn("Waiting for application shutdown.")
@@ -767,19 +773,6 @@ func (s *simServer) crash(inflight int) {
 		s.cleanup(true)
 		s.exit(1)
 	})
-}
-
-func (s *simServer) abortWaiters(err error) {
-	if s.kv == nil {
-		return
-	}
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	for _, wt := range s.waiters {
-		wt.err = err
-		close(wt.ready)
-	}
-	s.waiters = nil
 }
 
 // pyException is an engine's start-up failure, worded as the Python
