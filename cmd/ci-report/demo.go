@@ -145,10 +145,7 @@ func prepareDemoOut(out string) error {
 			}
 		}
 	}
-	if err := safefile.Write(filepath.Join(out, demoMarker), []byte(demoRecord())); err != nil {
-		return fmt.Errorf("mark %s as the demo's: %w", out, err)
-	}
-	return nil
+	return wrapErr("mark "+out+" as the demo's", safefile.Write(filepath.Join(out, demoMarker), []byte(demoRecord())))
 }
 
 // demoStep is one subcommand the demo runs.
@@ -162,12 +159,12 @@ type demoStep struct {
 
 // demoPaths are where the demo writes, under its --out.
 type demoPaths struct {
-	out, results, part, merged, comment, section, html, text, dryRun string
+	results, part, merged, comment, section, html, text, dryRun string
 }
 
 func newDemoPaths(out string) demoPaths {
 	results := filepath.Join(out, "results")
-	return demoPaths{out: out, results: results, part: filepath.Join(results, "all"),
+	return demoPaths{results: results, part: filepath.Join(results, "all"),
 		merged: filepath.Join(out, "merged.json"), comment: filepath.Join(out, "comment.md"),
 		section: filepath.Join(out, "section.md"), html: filepath.Join(out, "preview.html"),
 		text: filepath.Join(out, "report.txt"), dryRun: filepath.Join(out, "post-dry-run.txt")}

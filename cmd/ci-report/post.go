@@ -360,10 +360,7 @@ func writeHistoryFile(path string, runs []render.HistoryRun) error {
 	if err := render.WriteHistory(&b, runs); err != nil {
 		return fmt.Errorf("--save-history %s: %w", path, err)
 	}
-	if err := safefile.Write(path, []byte(b.String())); err != nil {
-		return fmt.Errorf("--save-history: %w", err)
-	}
-	return nil
+	return wrapErr("--save-history", safefile.Write(path, []byte(b.String())))
 }
 
 // workflowRepo is the repository the run belongs to, where its previous run

@@ -3,7 +3,6 @@ package main
 import (
 	"context"
 	"flag"
-	"fmt"
 	"io"
 
 	"github.com/ovg-project/ci-report/internal/bounds"
@@ -86,10 +85,7 @@ func (o *spliceOptions) run(ctx context.Context, e *env) error {
 		_, err = io.WriteString(e.Stdout, out)
 		return err
 	}
-	if err := safefile.Write(o.out, []byte(out)); err != nil {
-		return fmt.Errorf("--out: %w", err)
-	}
-	return nil
+	return wrapErr("--out", safefile.Write(o.out, []byte(out)))
 }
 
 // readStdin reads the body from stdin, up to safefile.Body's cap, or until

@@ -102,10 +102,7 @@ const (
 func (m *kvModel) tryAdmit(r *reservation, gpuFree int64) (admitResult, int64, error) {
 	// The reusable prefix: vLLM recomputes at least the prompt's last token.
 	maxCached := max(r.prompt-1, 0) / m.blockTokens
-	for _, h := range r.hashes {
-		if len(r.pinned) >= maxCached {
-			break
-		}
+	for _, h := range r.hashes[:min(len(r.hashes), maxCached)] {
 		b, ok := m.blocks[h]
 		if !ok {
 			break

@@ -79,11 +79,10 @@ func runVersions(engine, kvcachedVersion, engineVersion, mrv2Range string, fault
 	v["kvcached_patches"] = simPatchNames()
 	v["kvcached_patch_ranges"] = simPatchRanges(mrv2Range)
 	v["kvcached_integration_ranges"] = simIntegrationRanges
-	if kvcachedVersion != "" {
-		v["kvcached"] = kvcachedVersion
-	}
-	if engineVersion != "" {
-		v["engine"] = engineVersion
+	for k, over := range map[string]string{"kvcached": kvcachedVersion, "engine": engineVersion} {
+		if over != "" {
+			v[k] = over
+		}
 	}
 	if _, ok := faults.get(FaultNoAutopatchPth, engine); ok {
 		v["kvcached_install_problems"] = []string{"kvcached_autopatch.pth is in no site-packages (/usr/local/lib/python3.12/dist-packages), so nothing would be patched"}
