@@ -109,12 +109,7 @@ func (o *classifyOptions) run(_ context.Context, e *env) error {
 		line := e.redactor().String(v.Line)
 		res.Signature, res.Line = &v.Signature, &line
 	}
-	b, err := json.Marshal(res)
-	if err != nil {
-		return fmt.Errorf("encode the result: %w", err)
-	}
-	_, err = fmt.Fprintf(e.Stdout, "%s\n", b)
-	return err
+	return json.NewEncoder(e.Stdout).Encode(res) // one line, as json.Marshal writes it
 }
 
 // openLogArg opens a log named on the command line (- is stdin) through

@@ -139,12 +139,11 @@ func isDigits(s string) bool { return s != "" && strings.Trim(s, "0123456789") =
 // CodeBlock renders lines (cut before) as a fenced code block with the info
 // string info: each line Inert, the fence longer than any backtick run inside.
 func CodeBlock(info string, lines []string) string {
-	longest := 0
 	inert := make([]string, len(lines))
 	for i, l := range lines {
 		inert[i] = Inert(l)
-		longest = max(longest, longestRun(inert[i], '`'))
 	}
-	fence := strings.Repeat("`", max(3, longest+1))
-	return fence + info + "\n" + strings.Join(inert, "\n") + "\n" + fence
+	body := strings.Join(inert, "\n") // a line break ends every backtick run
+	fence := strings.Repeat("`", max(3, longestRun(body, '`')+1))
+	return fence + info + "\n" + body + "\n" + fence
 }
