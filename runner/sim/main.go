@@ -69,18 +69,15 @@ func mainBallast(ctx context.Context, args []string, stdout, stderr io.Writer, g
 		return flagCode(err)
 	}
 	if *keep < 0 || fs.NArg() > 0 {
-		fmt.Fprintln(stderr, "usage: ci-report sim ballast --mib M [--gpu N] [--dir D]")
-		return 2
+		return fail(stderr, 2, "usage: ci-report sim ballast --mib M [--gpu N] [--dir D]")
 	}
 	device, err := ballastDevice(*gpu, getenv)
 	if err != nil {
-		fmt.Fprintln(stderr, "ballast:", err)
-		return 2
+		return fail(stderr, 2, "ballast:", err)
 	}
 	w, err := openWorld(*dir)
 	if err != nil {
-		fmt.Fprintln(stderr, "ballast:", err)
-		return 1
+		return fail(stderr, 1, "ballast:", err)
 	}
 	defer w.lock.Close()
 	// --gpu is a device index, as a ballast in a container sees it.
@@ -91,8 +88,7 @@ func mainBallast(ctx context.Context, args []string, stdout, stderr io.Writer, g
 		return []int{device}, nil
 	})
 	if err != nil {
-		fmt.Fprintln(stderr, "ballast:", err)
-		return 1
+		return fail(stderr, 1, "ballast:", err)
 	}
 	ignoreBrokenPipe()
 	sctx, stop := stopContext(ctx)
@@ -127,13 +123,11 @@ func mainVersions(args []string, stdout, stderr io.Writer, getenv func(string) s
 		return flagCode(err)
 	}
 	if *engine == "" || fs.NArg() > 0 {
-		fmt.Fprintln(stderr, "usage: ci-report sim versions --engine vllm|sglang [--image IMAGE]")
-		return 2
+		return fail(stderr, 2, "usage: ci-report sim versions --engine vllm|sglang [--image IMAGE]")
 	}
 	faults, err := parseFaults(getenv("CI_REPORT_SIM_FAULTS"))
 	if err != nil {
-		fmt.Fprintln(stderr, "ci-report sim versions: CI_REPORT_SIM_FAULTS:", err)
-		return 2
+		return fail(stderr, 2, "ci-report sim versions: CI_REPORT_SIM_FAULTS:", err)
 	}
 	version := getenv("CI_REPORT_SIM_ENGINE_VERSION")
 	if v, ok := simVersions[*engine]["engine"].(string); ok && version == "" {
@@ -160,21 +154,17 @@ func mainWorld(ctx context.Context, args []string, stderr io.Writer, getenv func
 		return flagCode(err)
 	}
 	if *dir == "" || fs.NArg() > 0 || *n < 1 || *total < 1 {
-		fmt.Fprintln(stderr, "usage: ci-report sim world --dir D [--gpus N] [--mib M] [--name S] [--driver S]")
-		return 2
+		return fail(stderr, 2, "usage: ci-report sim world --dir D [--gpus N] [--mib M] [--name S] [--driver S]")
 	}
 	if err := bounds.Int("--gpus", *n, 1, bounds.MaxGPU+1); err != nil {
-		fmt.Fprintf(stderr, "ci-report sim world: %v (GPU indices 0 to %d)\n", err, bounds.MaxGPU)
-		return 2
+		return failf(stderr, 2, "ci-report sim world: %v (GPU indices 0 to %d)\n", err, bounds.MaxGPU)
 	}
 	// A signal before the world is written leaves the directory as it was.
 	if ctx.Err() != nil {
-		fmt.Fprintln(stderr, "ci-report sim world:", context.Cause(ctx))
-		return 1
+		return fail(stderr, 1, "ci-report sim world:", context.Cause(ctx))
 	}
 	if err := NewWorld(*dir, WorldOptions{GPUs: *n, TotalMiB: *total, Name: *name, Driver: *driver}); err != nil {
-		fmt.Fprintln(stderr, "ci-report sim world:", err)
-		return 1
+		return fail(stderr, 1, "ci-report sim world:", err)
 	}
 	return 0
 }
@@ -212,8 +202,7 @@ func mainServe(ctx context.Context, args []string, stdout, stderr io.Writer, get
 		return flagCode(err)
 	}
 	if *engine != "vllm" && *engine != "sglang" {
-		fmt.Fprintln(stderr, "usage: ci-report sim serve --engine vllm|sglang [--dir D] -- <server argv>")
-		return 2
+		return fail(stderr, 2, "usage: ci-report sim serve --engine vllm|sglang [--dir D] -- <server argv>")
 	}
 	return runServe(ctx, serveEnv{getenv: getenv, stdout: stdout, stderr: stderr, now: time.Now, dir: *dir}, *engine, fs.Args())
 }
@@ -239,4 +228,17 @@ func stopContext(ctx context.Context) (context.Context, context.CancelFunc) {
 		}
 	}()
 	return ctx, cancel
+}
+
+// fail prints a line of a to w, as fmt.Fprintln does, and returns code: a
+// command's failure in one statement.
+func fail(w io.Writer, code int, a ...any) int {
+	fmt.Fprintln(w, a...)
+	return code
+}
+
+// failf is fail with fmt.Fprintf's format.
+func failf(w io.Writer, code int, format string, a ...any) int {
+	fmt.Fprintf(w, format, a...)
+	return code
 }
