@@ -89,8 +89,7 @@ func runKvctl(ctx context.Context, dir string, getenv func(string) string, args 
 	}
 	d = scaled(d, scale, 0)
 	if _, stopped := sleepUnless(d, ctx.Done()); d > 0 && stopped { // without a delay, never interrupted
-		fmt.Fprintln(stderr, "kvctl: interrupted")
-		return 130
+		return fail(stderr, 130, "kvctl: interrupted")
 	}
 	build := getenv("CI_REPORT_SIM_KVCACHED")
 	if err := ValidateKvcached(build); err != nil {
@@ -288,8 +287,7 @@ func kvctlPriority(ctx context.Context, w *world, ipc string, p int, faults faul
 	seg, err := w.readSegment(ipc)
 	if err != nil {
 		w.lock.Unlock()
-		fmt.Fprintf(stderr, "Error: IPC '%s' not found.\n", ipc)
-		return 1
+		return failf(stderr, 1, "Error: IPC '%s' not found.\n", ipc)
 	}
 	seg.PriorityRequest = p
 	seg.PriorityRequestSeq++
@@ -336,8 +334,7 @@ func runBallast(ctx context.Context, w *world, gpu int, keepMiB int64, stdout, s
 	free := w.totalBytes(gpu) - usedBytes(w.liveProcs(), gpu, os.Getpid())
 	if hold*mib > free {
 		w.lock.Unlock()
-		fmt.Fprintf(stderr, "torch.OutOfMemoryError: CUDA out of memory. Tried to allocate %d MiB on GPU %d (%d MiB free)\n", hold, gpu, free/mib)
-		return 1
+		return failf(stderr, 1, "torch.OutOfMemoryError: CUDA out of memory. Tried to allocate %d MiB on GPU %d (%d MiB free)\n", hold, gpu, free/mib)
 	}
 	pid := os.Getpid()
 	err := w.writeProc(procRecord{PID: pid, Start: processStart(pid), Kind: "ballast", GPUs: []int{gpu}, BytesPer: hold * mib})

@@ -43,8 +43,7 @@ func MainEnv(ctx context.Context, args []string, stdin io.Reader, stdout, stderr
 	case "world":
 		return mainWorld(ctx, args[1:], stderr, getenv)
 	}
-	fmt.Fprintf(stderr, "ci-report sim: unknown command %q\n%s", args[0], usageText)
-	return 2
+	return failf(stderr, 2, "ci-report sim: unknown command %q\n%s", args[0], usageText)
 }
 
 // mainKvctl is `sim kvctl [--dir D] <kvctl args>`.

@@ -139,9 +139,9 @@ func runServe(ctx context.Context, env serveEnv, engine string, argv []string) i
 		fmt.Fprint(env.stdout, helpText(engine))
 		return 0
 	}
-	s, code := newSimServer(env, engine, argv)
-	if s == nil {
-		return code
+	s, err := newSimServer(env, engine, argv)
+	if err != nil {
+		return fail(env.stderr, 2, err)
 	}
 	// Signals first: a stop during loading must still be clean.
 	sig := make(chan os.Signal, 2)
@@ -153,22 +153,19 @@ func runServe(ctx context.Context, env serveEnv, engine string, argv []string) i
 }
 
 // newSimServer reads the engine's command line and environment into a
-// server, or prints why it cannot start (nil and exit code 2).
-func newSimServer(env serveEnv, engine string, argv []string) (*simServer, int) {
+// server, or says why it cannot start.
+func newSimServer(env serveEnv, engine string, argv []string) (*simServer, error) {
 	cfg, err := parseEngineArgv(engine, argv)
 	if err != nil {
-		fmt.Fprintln(env.stderr, err)
-		return nil, 2
+		return nil, err
 	}
 	faults, err := parseFaults(env.getenv("CI_REPORT_SIM_FAULTS"))
 	if err != nil {
-		fmt.Fprintln(env.stderr, "ci-report sim serve: CI_REPORT_SIM_FAULTS:", err)
-		return nil, 2
+		return nil, fmt.Errorf("ci-report sim serve: CI_REPORT_SIM_FAULTS: %w", err)
 	}
 	scale, err := ParseTimescale(env.getenv("CI_REPORT_SIM_TIMESCALE"))
 	if err != nil {
-		fmt.Fprintln(env.stderr, "ci-report sim serve:", err)
-		return nil, 2
+		return nil, fmt.Errorf("ci-report sim serve: %w", err)
 	}
 	s := &simServer{
 		cfg: cfg, faults: faults, scale: scale, now: env.now, pid: os.Getpid(),
@@ -183,13 +180,12 @@ func newSimServer(env serveEnv, engine string, argv []string) (*simServer, int) 
 	if s.elastic {
 		s.ipc = cmp.Or(kvcachedIPCName(env.getenv("KVCACHED_IPC_NAME")), "kvcached_"+engine+"_"+strconv.Itoa(s.pid))
 		if err := validIPC(s.ipc); err != nil {
-			fmt.Fprintln(env.stderr, "[kvcached] error:", err)
-			return nil, 2
+			return nil, fmt.Errorf("[kvcached] error: %w", err)
 		}
 	}
 	s.ids = []string{s.ipc, cfg.Model.HFID, cfg.Model.Key, cfg.ModelArg, engine, "port=" + strconv.Itoa(cfg.Port), cfg.ServedName}
 	s.faults = s.faults.firing(env.dir, s.ids)
-	return s, 0
+	return s, nil
 }
 
 // watchStop sends on stop why the server is to stop: a signal, ctx's end,
