@@ -281,10 +281,7 @@ func (r *renderInputs) readKnownIssues(cfg render.Config) ([]merge.KnownIssue, e
 		return nil, usageErrorf("known issues: %v", err)
 	}
 	known, err := render.ParseKnownIssues(file, data)
-	if err != nil {
-		return nil, usageErrorf("%v", err)
-	}
-	return known, nil
+	return known, withCode(exitUsage, err)
 }
 
 // readReport merges the given directories, or reads one merged.json: both

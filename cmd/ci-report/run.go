@@ -289,10 +289,7 @@ func (o *runOptions) resolveContainerGPUs() error {
 		}
 		o.containers[eng] = gpus
 	}
-	if err := runner.CheckContainerGPUs(o.plan, o.gpus, o.prefixes, o.containers); err != nil {
-		return usageErrorf("%v", err)
-	}
-	return nil
+	return withCode(exitUsage, runner.CheckContainerGPUs(o.plan, o.gpus, o.prefixes, o.containers))
 }
 
 // parseGPUList parses comma-separated GPU indices, dropping repeats.
