@@ -79,13 +79,7 @@ func (o *postOptions) bind(fs *flag.FlagSet) {
 
 func (o *postOptions) setArgs(pos []string) error {
 	o.positionals = pos
-	if err := o.checkTarget(); err != nil {
-		return err
-	}
-	if err := o.fail.check(); err != nil {
-		return err
-	}
-	return o.inputs.check(pos)
+	return cmp.Or(o.checkTarget(), o.fail.check(), o.inputs.check(pos))
 }
 
 // checkTarget completes the target with --pr and validates post's flags.
