@@ -35,25 +35,18 @@ type classifyOptions struct {
 	serveLog   string
 }
 
-// factFlag collects --fact KEY=VALUE into runner.CaseFacts as it is given.
-type factFlag runner.CaseFacts
-
-func (f *factFlag) String() string { return "" }
-
-func (f *factFlag) Set(s string) error {
-	key, value, ok := strings.Cut(s, "=")
-	if !ok {
-		return fmt.Errorf("%s: want KEY=VALUE, KEY one of %s", bounds.Quote(s), strings.Join(runner.FactKeys, ", "))
-	}
-	return (*runner.CaseFacts)(f).Set(key, value)
-}
-
 func (o *classifyOptions) bind(fs *flag.FlagSet) {
 	fs.BoolVar(&o.lc.Native, "native", false, "the case ran without kvcached (a native case): its default class is infra, not product")
 	fs.StringVar(&o.kernelLog, "kernel-log", "", "the kernel's messages written while the case ran (`file`, e.g. from dmesg)")
 	fs.StringVar(&o.gpuHolders, "gpu-holders", "", "`list` of processes that held GPU memory when the server started, PID:MiB comma-separated: a memory refusal is then infra")
 	fs.BoolVar(&o.lc.GPU.NativeStarted, "native-started", false, "the case's native twin started its server on the same GPU: a memory refusal is then product")
-	fs.Var((*factFlag)(&o.lc.Facts), "fact", "a `KEY=VALUE` the runner would have known (repeatable): server-port=N, port-holder=foreign|case, plan-model=ID, oom-victim=foreign|case, oom-invoker=foreign|case, host-memory-short=yes, machine=WHAT went bad, gpu-visible=yes")
+	fs.Func("fact", "a `KEY=VALUE` the runner would have known (repeatable): server-port=N, port-holder=foreign|case, plan-model=ID, oom-victim=foreign|case, oom-invoker=foreign|case, host-memory-short=yes, machine=WHAT went bad, gpu-visible=yes", func(s string) error {
+		key, value, ok := strings.Cut(s, "=")
+		if !ok {
+			return fmt.Errorf("%s: want KEY=VALUE, KEY one of %s", bounds.Quote(s), strings.Join(runner.FactKeys, ", "))
+		}
+		return o.lc.Facts.Set(key, value)
+	})
 }
 
 func (o *classifyOptions) setArgs(pos []string) error {
