@@ -19,14 +19,13 @@ import (
 // function and returns the exit status; a test binary's TestMain calls it
 // (with os.Getenv) to play a server.
 func MainEnv(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.Writer, getenv func(string) string) int {
-	if len(args) == 0 || args[0] == "-h" || args[0] == "--help" || args[0] == "help" {
-		fmt.Fprint(stderr, usageText)
-		if len(args) == 0 {
-			return 2
-		}
-		return 0
+	if len(args) == 0 {
+		return failf(stderr, 2, "%s", usageText)
 	}
 	switch args[0] {
+	case "-h", "--help", "help":
+		fmt.Fprint(stderr, usageText)
+		return 0
 	case "serve":
 		ignoreBrokenPipe()
 		return mainServe(ctx, args[1:], stdout, stderr, getenv)
