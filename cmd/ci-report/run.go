@@ -184,23 +184,22 @@ func (o *runOptions) setArgs(pos []string) error {
 // validate checks the flags and resolves the plan, the GPUs and the
 // commands they name; every error is a usage error.
 func (o *runOptions) validate() error {
-	if err := o.checkScalars(); err != nil {
-		return err
-	}
-	if err := o.resolve(); err != nil {
-		return err
-	}
-	o.GPUs = cmp.Or(o.GPUs, defaultGPUs(o.plan))
-	var err error
-	if o.gpus, err = parseGPUList(o.GPUs); err != nil {
-		return usageErrorf("--gpus %s: %v", bounds.Quote(o.GPUs), err)
-	}
-	for _, step := range []func() error{o.resolvePrefixes, o.resolveContainerGPUs, o.resolveInstalls} {
+	for _, step := range []func() error{o.checkScalars, o.resolve, o.resolveGPUs, o.resolvePrefixes,
+		o.resolveContainerGPUs, o.resolveInstalls, o.resolveCommands} {
 		if err := step(); err != nil {
 			return err
 		}
 	}
-	return o.resolveCommands()
+	return nil
+}
+
+// resolveGPUs parses --gpus, by default the plan's first GPUs (defaultGPUs).
+func (o *runOptions) resolveGPUs() (err error) {
+	o.GPUs = cmp.Or(o.GPUs, defaultGPUs(o.plan))
+	if o.gpus, err = parseGPUList(o.GPUs); err != nil {
+		return usageErrorf("--gpus %s: %v", bounds.Quote(o.GPUs), err)
+	}
+	return nil
 }
 
 // checkScalars checks the flags that need no plan.

@@ -27,7 +27,7 @@ func Plain(s string) string {
 			b.WriteRune(r)
 		case '@':
 			b.WriteRune(r)
-			if next, _ := utf8.DecodeRuneInString(s[i+1:]); isWordRune(next) && !isAlnum(prev) {
+			if next, _ := utf8.DecodeRuneInString(s[i+1:]); (next == '_' || next == '-' || isAlnum(next)) && !isAlnum(prev) {
 				// Not after a letter or digit, where it would be an email address.
 				b.WriteString(zwj)
 			}
@@ -112,8 +112,6 @@ func longestRun(s string, c rune) int {
 	}
 	return best
 }
-
-func isWordRune(r rune) bool { return r == '_' || r == '-' || isAlnum(r) }
 
 // markerFollows reports whether rest makes the character before it a block
 // marker: end of text, a space, or (for thematic breaks) the same character.
