@@ -29,10 +29,8 @@ var classifyCommand = command{
 // classifyOptions are the flags of `ci-report classify` (docs/runner.md
 // §1.7): the facts the runner would have had besides the logs.
 type classifyOptions struct {
-	lc         runner.LogCase // its logs opened by run
-	kernelLog  string
-	gpuHolders string
-	serveLog   string
+	lc                              runner.LogCase // its logs opened by run
+	kernelLog, gpuHolders, serveLog string
 }
 
 func (o *classifyOptions) bind(fs *flag.FlagSet) {

@@ -30,12 +30,9 @@ var demoCommand = command{
 
 // demoOptions are the flags of `ci-report demo`.
 type demoOptions struct {
-	Out       string
-	Profile   string
-	Faults    string
-	Timescale string
-	Cases     stringList
-	Port      int
+	Out, Profile, Faults, Timescale string
+	Cases                           stringList
+	Port                            int
 }
 
 func (o *demoOptions) bind(fs *flag.FlagSet) {

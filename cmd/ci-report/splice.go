@@ -21,10 +21,7 @@ var spliceCommand = command{
 
 // spliceOptions are the flags of `ci-report splice`.
 type spliceOptions struct {
-	body    string
-	name    string
-	section string
-	out     string
+	body, name, section, out string
 }
 
 func (o *spliceOptions) bind(fs *flag.FlagSet) {

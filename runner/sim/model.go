@@ -42,14 +42,9 @@ var models = []modelSpec{
 }
 
 // runModels is `sim models <hf id>...`, the runner's model probe
-// (runner.DefaultModelProbe; docs/runner.md §7.4). The image's torch is CUDA
-// 12.8's release build (TORCH_CUDA_ARCH_LIST 7.0 to 12.0,
-// PYTORCH_RELEASES_CODE_CC of torch/cuda/__init__.py@17e3b6a97af1).
-//
-// The simulated Hub, asked of a model not in the cache when not offline,
-// says an id of the namespace hub-missing is not found and one of
-// hub-gated is gated; of any other it says nothing, as a Hub that does not
-// answer.
+// (runner.DefaultModelProbe), with its cache and Hub as docs/runner.md §7.4
+// says. The image's torch is CUDA 12.8's release build (TORCH_CUDA_ARCH_LIST
+// 7.0 to 12.0, PYTORCH_RELEASES_CODE_CC of torch/cuda/__init__.py@17e3b6a97af1).
 func runModels(ids []string, stdout io.Writer, getenv func(string) string) int {
 	out, hub := map[string]any{}, map[string]string{}
 	custom := []string{}

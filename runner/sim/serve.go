@@ -171,11 +171,10 @@ func newSimServer(env serveEnv, engine string, argv []string) (*simServer, error
 		cfg: cfg, faults: faults, scale: scale, now: env.now, pid: os.Getpid(),
 		log:  &engineLog{engine: engine, out: env.stdout, errw: env.stderr, now: env.now},
 		dead: make(chan struct{}), exit: os.Exit,
+		elastic: truthy(env.getenv("ENABLE_KVCACHED")) && truthy(env.getenv("KVCACHED_AUTOPATCH")),
+		devMode: env.getenv("VLLM_SERVER_DEV_MODE") == "1", sideHost: env.getenv("VLLM_NIXL_SIDE_CHANNEL_HOST"),
 	}
 	s.pidStart = processStart(s.pid)
-	s.elastic = truthy(env.getenv("ENABLE_KVCACHED")) && truthy(env.getenv("KVCACHED_AUTOPATCH"))
-	s.devMode = env.getenv("VLLM_SERVER_DEV_MODE") == "1"
-	s.sideHost = env.getenv("VLLM_NIXL_SIDE_CHANNEL_HOST")
 	s.sidePort, _ = strconv.Atoi(env.getenv("VLLM_NIXL_SIDE_CHANNEL_PORT"))
 	if s.elastic {
 		s.ipc = cmp.Or(kvcachedIPCName(env.getenv("KVCACHED_IPC_NAME")), "kvcached_"+engine+"_"+strconv.Itoa(s.pid))
