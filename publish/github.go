@@ -47,9 +47,7 @@ func NewGitHubAPI(apiURL, token string, base http.RoundTripper, timeout time.Dur
 		return nil, fmt.Errorf("GitHub API URL %q: want http(s)://host/path", apiURL)
 	}
 	// go-github resolves paths against BaseURL and requires the trailing slash.
-	if !strings.HasSuffix(u.Path, "/") {
-		u.Path += "/"
-	}
+	u.Path = strings.TrimSuffix(u.Path, "/") + "/"
 	base = cmp.Or(base, http.DefaultTransport)
 	g := &GitHubAPI{baseURL: u, token: token}
 	var rt http.RoundTripper = base
