@@ -153,11 +153,13 @@ func (o *postOptions) publish(ctx context.Context, e *env, repo publish.Repo, ta
 	run := o.workflowRun(e, opts, repo)
 	// A side file that cannot be written (--save-history, --job-summary,
 	// --github-output) never stops the post: each failure is a warning once
-	// the post is over, whatever its outcome.
+	// the post is over, whatever its outcome (nil: written).
 	var side []error
 	defer func() {
 		for _, err := range side {
-			fmt.Fprintf(stderr, "ci-report post: warning: %s; the post went ahead without it\n", text.Inert(err.Error()))
+			if err != nil {
+				fmt.Fprintf(stderr, "ci-report post: warning: %s; the post went ahead without it\n", text.Inert(err.Error()))
+			}
 		}
 	}()
 	if opts.Prev == "" {
@@ -173,9 +175,7 @@ func (o *postOptions) publish(ctx context.Context, e *env, repo publish.Repo, ta
 	if openErr == nil {
 		opts.History = thread.History
 		if o.saveHistory != "" {
-			if err := writeHistoryFile(o.saveHistory, thread.History); err != nil {
-				side = append(side, err)
-			}
+			side = append(side, writeHistoryFile(o.saveHistory, thread.History))
 		}
 		head, bases, err := render.CompareBases(rep, opts)
 		if err != nil {
@@ -202,9 +202,8 @@ func (o *postOptions) publish(ctx context.Context, e *env, repo publish.Repo, ta
 		}
 	}
 	if o.jobSummary { // before publishing: the run page keeps the report even when GitHub refuses it
-		if err := appendJobSummary(&env{Stdout: stdout, Stderr: stderr, Getenv: e.Getenv}, "post", docs.Comment); err != nil {
-			side = append(side, fmt.Errorf("--job-summary: %w", err))
-		}
+		side = append(side, wrapErr("--job-summary",
+			appendJobSummary(&env{Stdout: stdout, Stderr: stderr, Getenv: e.Getenv}, "post", docs.Comment)))
 	}
 	if openErr != nil {
 		return postError(openErr)
@@ -214,9 +213,8 @@ func (o *postOptions) publish(ctx context.Context, e *env, repo publish.Repo, ta
 		return postError(err)
 	}
 	if o.ghOutput {
-		if err := appendStepOutputs(e, "post", stepOutputs(e, repo, res, docs.Verdict)); err != nil {
-			side = append(side, fmt.Errorf("--github-output: %w", err))
-		}
+		outputs := stepOutputs(e, repo, res, docs.Verdict)
+		side = append(side, wrapErr("--github-output", appendStepOutputs(e, "post", outputs)))
 	}
 	return o.published(stderr, repo, target, res, docs)
 }
