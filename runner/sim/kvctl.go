@@ -196,19 +196,17 @@ func kvctlList(w *world, only []string, jsonOut, plain bool, stdout, stderr io.W
 		res = append(res, s.kvctlEntry)
 	}
 	if jsonOut {
-		var b []byte
+		var v any = res
 		if plain {
 			out := make([]map[string]any, len(res)) // encoding/json sorts the keys: kvctl's order
 			for i, e := range res {
 				out[i] = map[string]any{"ipc": e.IPC, "limit_bytes": e.LimitBytes, "used_bytes": e.UsedBytes}
 			}
-			b, _ = json.MarshalIndent(out, "", "  ")
-		} else {
-			b, _ = json.MarshalIndent(res, "", "  ")
-			if err := markSeen(w, res); err != nil {
-				fmt.Fprintln(stderr, "kvctl: warning:", err)
-			}
+			v = out
+		} else if err := markSeen(w, res); err != nil {
+			fmt.Fprintln(stderr, "kvctl: warning:", err)
 		}
+		b, _ := json.MarshalIndent(v, "", "  ")
 		fmt.Fprintln(stdout, string(b))
 		return 0
 	}
