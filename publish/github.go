@@ -246,8 +246,7 @@ func statusKind(e *APIError, resp *github.Response, er *github.ErrorResponse) Er
 // hostile or broken server may echo the Authorization header back.
 func (g *GitHubAPI) clean(e *APIError) {
 	if e.StatusCode == 0 {
-		var ue *url.Error
-		if errors.As(e.Err, &ue) {
+		if ue, ok := errors.AsType[*url.Error](e.Err); ok {
 			e.Err = ue.Err
 		}
 	}

@@ -48,20 +48,16 @@ func (p *Publisher) call(ctx context.Context, o op, fn func(ctx context.Context)
 // it reads the issue once more to say so from its own fields, never from
 // GitHub's message.
 func (p *Publisher) whyRefused(ctx context.Context, o op, err error) error {
-	var (
-		ae *APIError
-		fe *finalError
-	)
-	if o.issue == 0 || errors.As(err, &fe) || !errors.As(err, &ae) || ctx.Err() != nil {
+	ae, isAPI := errors.AsType[*APIError](err)
+	if _, final := errors.AsType[*finalError](err); o.issue == 0 || final || !isAPI || ctx.Err() != nil {
 		return err
 	}
 	moved := ae.Moved
 	var locked bool
 	if o.write && (ae.Kind == KindMoved || (ae.Kind == KindAuth && ae.StatusCode == 403)) && !p.DryRun {
 		is, rerr := p.API.GetIssue(ctx, p.Repo, o.issue)
-		var re *APIError
-		switch {
-		case errors.As(rerr, &re) && re.Kind == KindMoved:
+		switch re, isAPI := errors.AsType[*APIError](rerr); {
+		case isAPI && re.Kind == KindMoved:
 			moved = re.Moved
 		case rerr == nil:
 			locked = is.Locked

@@ -404,8 +404,7 @@ func redactError(err error, red *collect.Redactor) error {
 	if err == nil || red.String(err.Error()) == err.Error() {
 		return err
 	}
-	var ee *exitError
-	if errors.As(err, &ee) {
+	if ee, ok := errors.AsType[*exitError](err); ok {
 		return &exitError{Code: ee.Code, Err: &redactedError{err: err, red: red}}
 	}
 	return &redactedError{err: err, red: red}

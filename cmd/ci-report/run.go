@@ -470,8 +470,7 @@ func (o *runOptions) run(ctx context.Context, e *env) error {
 
 // interruptExit is 128 + the interrupting signal: 143 for SIGTERM, else 130.
 func interruptExit(cause error) int {
-	var ie interruptError
-	if errors.As(cause, &ie) && ie.Signal == syscall.SIGTERM {
+	if ie, ok := errors.AsType[interruptError](cause); ok && ie.Signal == syscall.SIGTERM {
 		return exitTerminated
 	}
 	return exitInterrupted
