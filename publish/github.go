@@ -174,18 +174,16 @@ func (g *GitHubAPI) wrap(method, path string, resp *github.Response, err error) 
 // classify sets e's Kind (and Message, Reset) from go-github's error type,
 // else from the status GitHub answered with.
 func classify(e *APIError, resp *github.Response, err error) {
-	var (
-		rle   *github.RateLimitError
-		are   *github.AbuseRateLimitError
-		er    *github.ErrorResponse
-		redir *redirectError
-	)
+	rle, isRate := errors.AsType[*github.RateLimitError](err)
+	are, isAbuse := errors.AsType[*github.AbuseRateLimitError](err)
+	er, isRefusal := errors.AsType[*github.ErrorResponse](err)
+	redir, isRedirect := errors.AsType[*redirectError](err)
 	switch {
-	case errors.As(err, &rle):
+	case isRate:
 		e.Kind = KindPrimaryRate
 		e.Message = rle.Message
 		e.Reset = rle.Rate.Reset.Time
-	case errors.As(err, &are):
+	case isAbuse:
 		e.Kind = KindSecondaryRate
 		e.Message = are.Message
 		if are.RetryAfter != nil && e.RetryAfter == 0 {
@@ -193,10 +191,10 @@ func classify(e *APIError, resp *github.Response, err error) {
 			// prefer the header we parsed, use this only when that was absent.
 			e.RetryAfter = *are.RetryAfter
 		}
-	case errors.As(err, &er):
+	case isRefusal:
 		e.Message = validationMessage(er)
 		e.Kind = statusKind(e, resp, er)
-	case errors.As(err, &redir):
+	case isRedirect:
 		e.Kind = KindMoved
 		e.StatusCode = redir.Status
 		e.Message = redir.Error()

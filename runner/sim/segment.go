@@ -5,7 +5,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
-	"sort"
+	"slices"
 	"strings"
 	"unicode"
 )
@@ -86,7 +86,7 @@ func (w *world) segments() (segs []segmentFile, errs []error) {
 			errs = append(errs, err)
 		}
 	}
-	sort.Slice(segs, func(i, j int) bool { return segs[i].IPC < segs[j].IPC })
+	slices.SortFunc(segs, func(a, b segmentFile) int { return strings.Compare(a.IPC, b.IPC) })
 	return segs, errs
 }
 
