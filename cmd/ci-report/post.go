@@ -37,18 +37,13 @@ var postCommand = command{
 // postOptions are the flags of `ci-report post` besides the shared render
 // inputs, and its dependencies (tests set them).
 type postOptions struct {
-	inputs      renderInputs
-	repo        string
-	dryRun      bool
-	jobSummary  bool
-	ghOutput    bool
-	maxWait     time.Duration
-	applyDelay  time.Duration
-	fail        failOn
-	saveHistory string
-	checkRun    string
-	positionals []string
-	target      publish.Target // the target flags, and --pr (checkTarget)
+	inputs                       renderInputs
+	repo, saveHistory, checkRun  string
+	dryRun, jobSummary, ghOutput bool
+	maxWait, applyDelay          time.Duration
+	fail                         failOn
+	positionals                  []string
+	target                       publish.Target // the target flags, and --pr (checkTarget)
 
 	Sleep       func(ctx context.Context, d time.Duration) error // tests make waits instant
 	SettleDelay time.Duration                                    // the pause before reading the issue body back
