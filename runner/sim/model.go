@@ -207,12 +207,8 @@ func knownOption(engine, name string) bool {
 
 // helpText is argparse's usage line and one line per option.
 func helpText(engine string) string {
-	var b strings.Builder
-	fmt.Fprintf(&b, "usage: %s [options]\n\noptions:\n", map[string]string{"vllm": "vllm serve [model_tag]", "sglang": "launch_server.py"}[engine])
-	for _, o := range engineOptions[engine] {
-		fmt.Fprintf(&b, "  %s\n", o)
-	}
-	return b.String()
+	usage := map[string]string{"vllm": "vllm serve [model_tag]", "sglang": "launch_server.py"}[engine]
+	return "usage: " + usage + " [options]\n\noptions:\n  " + strings.Join(engineOptions[engine], "\n  ") + "\n"
 }
 
 // vllmModelTag is the word after `serve` ("" when none).
