@@ -303,8 +303,7 @@ func (p *Publisher) logf(format string, a ...any) {
 	if p.Log == nil {
 		return
 	}
-	msg := fmt.Sprintf(format, a...)
-	fmt.Fprintln(p.Log, "ci-report post: "+strings.TrimRight(msg, "\n"))
+	fmt.Fprintln(p.Log, "ci-report post: "+strings.TrimRight(fmt.Sprintf(format, a...), "\n"))
 }
 
 // roundWait prints a wait to the tenth of a second: logs stay readable and

@@ -165,8 +165,7 @@ func (s *simServer) handleCompletions(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	req := completionRequest{MaxTokens: 16}
-	dec := json.NewDecoder(http.MaxBytesReader(w, r.Body, maxBody))
-	if err := dec.Decode(&req); err != nil {
+	if err := json.NewDecoder(http.MaxBytesReader(w, r.Body, maxBody)).Decode(&req); err != nil {
 		vllmError(w, 400, "invalid JSON body: "+err.Error())
 		return
 	}

@@ -780,8 +780,7 @@ func pyExc(format string, a ...any) error { return pyException(fmt.Sprintf(forma
 
 // statsLoop logs the engine's periodic stats line while it has work.
 func (s *simServer) statsLoop(stop <-chan struct{}) {
-	period := scaled(statsPeriod, s.scale, 20*time.Millisecond)
-	t := time.NewTicker(period)
+	t := time.NewTicker(scaled(statsPeriod, s.scale, 20*time.Millisecond))
 	defer t.Stop()
 	for {
 		select {
