@@ -116,10 +116,7 @@ func longestRun(s string, c rune) int {
 // markerFollows reports whether rest makes the character before it a block
 // marker: end of text, a space, or (for thematic breaks) the same character.
 func markerFollows(rest string, same rune) bool {
-	if rest == "" || rest[0] == ' ' {
-		return true
-	}
-	return same != 0 && rune(rest[0]) == same
+	return rest == "" || rest[0] == ' ' || same != 0 && rune(rest[0]) == same
 }
 
 func isLetter(r rune) bool { return (r >= 'a' && r <= 'z') || (r >= 'A' && r <= 'Z') }

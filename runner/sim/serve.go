@@ -597,10 +597,7 @@ const kvcachedHybridBlockTokens = 384
 
 // MaxModelLenOr is the context length, or def when the argv left it to the model.
 func (c serverConfig) MaxModelLenOr(def int) int {
-	if c.MaxModelLen > 0 && c.MaxModelLen < def {
-		return c.MaxModelLen
-	}
-	return def
+	return min(cmp.Or(c.MaxModelLen, def), def)
 }
 
 func (s *simServer) procRecord() procRecord {
