@@ -129,11 +129,11 @@ func retryable(ctx context.Context, o op, err error) (*APIError, error) {
 	if cerr := ctx.Err(); cerr != nil {
 		return nil, fmt.Errorf("%s: %w", o.what, cerr)
 	}
-	if fe := (*finalError)(nil); errors.As(err, &fe) {
+	if _, final := errors.AsType[*finalError](err); final {
 		return nil, err
 	}
-	var ae *APIError
-	if !errors.As(err, &ae) {
+	ae, ok := errors.AsType[*APIError](err)
+	if !ok {
 		return nil, fmt.Errorf("%s: %w", o.what, err)
 	}
 	return ae, nil

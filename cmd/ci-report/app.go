@@ -111,8 +111,8 @@ func (a app) main(ctx context.Context, e *env, args []string) int {
 // (interruptContext) to exit 130 or 143; one that finished before it saw
 // the signal exits as it would have.
 func interrupted(ctx context.Context, err error) error {
-	var ie interruptError
-	if err == nil || !errors.As(context.Cause(ctx), &ie) {
+	ie, ok := errors.AsType[interruptError](context.Cause(ctx))
+	if err == nil || !ok {
 		return err
 	}
 	if ee, ok := errors.AsType[*exitError](err); ok && (ee.Code == exitInterrupted || ee.Code == exitTerminated) {
