@@ -376,11 +376,10 @@ func deviceGPUs(getenv func(string) string, world int, devices func(n int) ([]in
 	if err != nil {
 		return nil, fmt.Errorf("%w (in a container of world GPUs %v)", err, c)
 	}
-	out := make([]int, len(dev))
 	for k, d := range dev {
-		out[k] = c[d]
+		dev[k] = c[d] // the container's device d is its d-th lowest world GPU
 	}
-	return out, nil
+	return dev, nil
 }
 
 // visibleGPUs parses CUDA_VISIBLE_DEVICES into device indices below n; empty
