@@ -227,13 +227,14 @@ func (o *runOptions) checkScalars() error {
 // every engine). A lowercase word before `=` is meant as an engine: a typo
 // would otherwise become every engine's prefix.
 func (o *runOptions) resolvePrefixes() (err error) {
-	o.prefixes, err = perEngine("--exec-prefix", o.ExecPrefix, o.plan, engineLike.MatchString, func(cmd string) ([]string, error) {
+	argv := func(cmd string) ([]string, error) {
 		words, err := engine.SplitCommand(cmd)
 		if err != nil || len(words) == 0 {
 			return nil, fmt.Errorf("want [ENGINE=]COMMAND (%v)", err)
 		}
 		return words, nil
-	})
+	}
+	o.prefixes, err = perEngine("--exec-prefix", o.ExecPrefix, o.plan, engineLike.MatchString, argv)
 	return err
 }
 

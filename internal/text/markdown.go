@@ -27,7 +27,7 @@ func Plain(s string) string {
 			b.WriteRune(r)
 		case '@':
 			b.WriteRune(r)
-			if next, _ := utf8.DecodeRuneInString(s[i+1:]); (next == '_' || next == '-' || isAlnum(next)) && !isAlnum(prev) {
+			if next, _ := utf8.DecodeRuneInString(s[i+1:]); isWordRune(next) && !isAlnum(prev) {
 				// Not after a letter or digit, where it would be an email address.
 				b.WriteString(zwj)
 			}
@@ -122,6 +122,8 @@ func markerFollows(rest string, same rune) bool {
 func isLetter(r rune) bool { return (r >= 'a' && r <= 'z') || (r >= 'A' && r <= 'Z') }
 
 func isDigitAt(s string, i int) bool { return i < len(s) && s[i] >= '0' && s[i] <= '9' }
+
+func isWordRune(r rune) bool { return r == '_' || r == '-' || isAlnum(r) }
 
 func isAlnum(r rune) bool { return isLetter(r) || r >= '0' && r <= '9' }
 
