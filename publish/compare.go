@@ -35,8 +35,7 @@ func (p *Publisher) CommitCounts(ctx context.Context, run Run, bases []string, h
 		case ctx.Err() != nil:
 			return nil, context.Cause(ctx)
 		case err != nil:
-			var fe *finalError
-			if errors.As(err, &fe) {
+			if fe, ok := errors.AsType[*finalError](err); ok {
 				err = fe.err
 			}
 			p.logf("warning: commits: %v; the link says no count", err)

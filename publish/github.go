@@ -47,9 +47,7 @@ func NewGitHubAPI(apiURL, token string, base http.RoundTripper, timeout time.Dur
 		return nil, fmt.Errorf("GitHub API URL %q: want http(s)://host/path", apiURL)
 	}
 	// go-github resolves paths against BaseURL and requires the trailing slash.
-	if !strings.HasSuffix(u.Path, "/") {
-		u.Path += "/"
-	}
+	u.Path = strings.TrimSuffix(u.Path, "/") + "/"
 	base = cmp.Or(base, http.DefaultTransport)
 	g := &GitHubAPI{baseURL: u, token: token}
 	var rt http.RoundTripper = base
@@ -176,18 +174,16 @@ func (g *GitHubAPI) wrap(method, path string, resp *github.Response, err error) 
 // classify sets e's Kind (and Message, Reset) from go-github's error type,
 // else from the status GitHub answered with.
 func classify(e *APIError, resp *github.Response, err error) {
-	var (
-		rle   *github.RateLimitError
-		are   *github.AbuseRateLimitError
-		er    *github.ErrorResponse
-		redir *redirectError
-	)
+	rle, isRate := errors.AsType[*github.RateLimitError](err)
+	are, isAbuse := errors.AsType[*github.AbuseRateLimitError](err)
+	er, isRefusal := errors.AsType[*github.ErrorResponse](err)
+	redir, isRedirect := errors.AsType[*redirectError](err)
 	switch {
-	case errors.As(err, &rle):
+	case isRate:
 		e.Kind = KindPrimaryRate
 		e.Message = rle.Message
 		e.Reset = rle.Rate.Reset.Time
-	case errors.As(err, &are):
+	case isAbuse:
 		e.Kind = KindSecondaryRate
 		e.Message = are.Message
 		if are.RetryAfter != nil && e.RetryAfter == 0 {
@@ -195,10 +191,10 @@ func classify(e *APIError, resp *github.Response, err error) {
 			// prefer the header we parsed, use this only when that was absent.
 			e.RetryAfter = *are.RetryAfter
 		}
-	case errors.As(err, &er):
+	case isRefusal:
 		e.Message = validationMessage(er)
 		e.Kind = statusKind(e, resp, er)
-	case errors.As(err, &redir):
+	case isRedirect:
 		e.Kind = KindMoved
 		e.StatusCode = redir.Status
 		e.Message = redir.Error()
@@ -248,8 +244,7 @@ func statusKind(e *APIError, resp *github.Response, er *github.ErrorResponse) Er
 // hostile or broken server may echo the Authorization header back.
 func (g *GitHubAPI) clean(e *APIError) {
 	if e.StatusCode == 0 {
-		var ue *url.Error
-		if errors.As(e.Err, &ue) {
+		if ue, ok := errors.AsType[*url.Error](e.Err); ok {
 			e.Err = ue.Err
 		}
 	}

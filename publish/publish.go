@@ -317,8 +317,11 @@ func (p *Publisher) Publish(ctx context.Context, t Target, post Post) (Result, e
 		return Result{}, err
 	}
 	th, err := p.Open(ctx, t, post.Run, post.Profile, post.Suite)
-	if err != nil {
-		return Result{Issue: th.number()}, err
+	switch {
+	case err != nil && th == nil:
+		return Result{}, err
+	case err != nil:
+		return Result{Issue: th.Issue}, err
 	}
 	return p.PublishOn(ctx, th, t, post)
 }
@@ -335,13 +338,6 @@ type Thread struct {
 	// History are the digests of the profile's earlier runs as
 	// render.SelectHistory picks them.
 	History []render.HistoryRun
-}
-
-func (th *Thread) number() int {
-	if th == nil {
-		return 0
-	}
-	return th.Issue
 }
 
 // Open validates the target and the run, learns the token's identity, finds
@@ -406,7 +402,7 @@ func (p *Publisher) PublishOn(ctx context.Context, th *Thread, t Target, post Po
 
 // identity is the login whose comments post may edit.
 func (p *Publisher) identity(ctx context.Context, botLogin string) (string, error) {
-	fallback := cmp.Or(botLogin, botFallbackLogin)
+	fallback := cmp.Or(botLogin, "github-actions[bot]")
 	if p.Offline {
 		return fallback, nil
 	}

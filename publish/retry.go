@@ -22,7 +22,6 @@ const (
 	DefaultApplyDelay = 10 * time.Second
 	maxTransientTries = 4 // 5xx and connection errors, first try included
 	maxRateLimitWaits = 5 // rate-limit waits for one request
-	botFallbackLogin  = "github-actions[bot]"
 )
 
 // op describes one logical GitHub request for retries and messages.
@@ -49,20 +48,16 @@ func (p *Publisher) call(ctx context.Context, o op, fn func(ctx context.Context)
 // it reads the issue once more to say so from its own fields, never from
 // GitHub's message.
 func (p *Publisher) whyRefused(ctx context.Context, o op, err error) error {
-	var (
-		ae *APIError
-		fe *finalError
-	)
-	if o.issue == 0 || errors.As(err, &fe) || !errors.As(err, &ae) || ctx.Err() != nil {
+	ae, isAPI := errors.AsType[*APIError](err)
+	if _, final := errors.AsType[*finalError](err); o.issue == 0 || final || !isAPI || ctx.Err() != nil {
 		return err
 	}
 	moved := ae.Moved
 	var locked bool
 	if o.write && (ae.Kind == KindMoved || (ae.Kind == KindAuth && ae.StatusCode == 403)) && !p.DryRun {
 		is, rerr := p.API.GetIssue(ctx, p.Repo, o.issue)
-		var re *APIError
-		switch {
-		case errors.As(rerr, &re) && re.Kind == KindMoved:
+		switch re, isAPI := errors.AsType[*APIError](rerr); {
+		case isAPI && re.Kind == KindMoved:
 			moved = re.Moved
 		case rerr == nil:
 			locked = is.Locked
@@ -134,11 +129,11 @@ func retryable(ctx context.Context, o op, err error) (*APIError, error) {
 	if cerr := ctx.Err(); cerr != nil {
 		return nil, fmt.Errorf("%s: %w", o.what, cerr)
 	}
-	if fe := (*finalError)(nil); errors.As(err, &fe) {
+	if _, final := errors.AsType[*finalError](err); final {
 		return nil, err
 	}
-	var ae *APIError
-	if !errors.As(err, &ae) {
+	ae, ok := errors.AsType[*APIError](err)
+	if !ok {
 		return nil, fmt.Errorf("%s: %w", o.what, err)
 	}
 	return ae, nil
@@ -308,8 +303,7 @@ func (p *Publisher) logf(format string, a ...any) {
 	if p.Log == nil {
 		return
 	}
-	msg := fmt.Sprintf(format, a...)
-	fmt.Fprintln(p.Log, "ci-report post: "+strings.TrimRight(msg, "\n"))
+	fmt.Fprintln(p.Log, "ci-report post: "+strings.TrimRight(fmt.Sprintf(format, a...), "\n"))
 }
 
 // roundWait prints a wait to the tenth of a second: logs stay readable and

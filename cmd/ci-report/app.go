@@ -111,12 +111,11 @@ func (a app) main(ctx context.Context, e *env, args []string) int {
 // (interruptContext) to exit 130 or 143; one that finished before it saw
 // the signal exits as it would have.
 func interrupted(ctx context.Context, err error) error {
-	var ie interruptError
-	if err == nil || !errors.As(context.Cause(ctx), &ie) {
+	ie, ok := errors.AsType[interruptError](context.Cause(ctx))
+	if err == nil || !ok {
 		return err
 	}
-	var ee *exitError
-	if errors.As(err, &ee) && (ee.Code == exitInterrupted || ee.Code == exitTerminated) {
+	if ee, ok := errors.AsType[*exitError](err); ok && (ee.Code == exitInterrupted || ee.Code == exitTerminated) {
 		return err // run said what it left
 	}
 	msg := "stopped (" + ie.Error() + ")"
@@ -171,16 +170,14 @@ func exitCode(stderr io.Writer, name string, err error) int {
 		return exitOK
 	}
 	prefix := strings.TrimSpace("ci-report " + name)
-	var ue *usageError
-	if errors.As(err, &ue) {
+	if ue, ok := errors.AsType[*usageError](err); ok {
 		msg := strings.Join(strings.Fields(ue.err.Error()), " ")
 		fmt.Fprintf(stderr, "%s: %s\nrun '%s' for usage\n", prefix, text.Inert(msg),
 			strings.TrimSpace("ci-report help "+ue.cmd))
 		return exitUsage
 	}
 	code := exitUsage
-	var ee *exitError
-	if errors.As(err, &ee) {
+	if ee, ok := errors.AsType[*exitError](err); ok {
 		code = ee.Code
 		if ee.Err == nil {
 			return code

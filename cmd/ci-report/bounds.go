@@ -1,6 +1,7 @@
 package main
 
 import (
+	"cmp"
 	"flag"
 	"fmt"
 	"strings"
@@ -67,10 +68,7 @@ func (b *boundedBool) IsBoolFlag() bool { return true }
 // checkValue is the limit on one value: its size and its comma-separated
 // entries; what names the flag.
 func checkValue(what, v string) error {
-	if err := bounds.String(what, v); err != nil {
-		return err
-	}
-	return bounds.List(what+" (comma-separated)", strings.Count(v, ",")+1, bounds.MaxList)
+	return cmp.Or(bounds.String(what, v), bounds.List(what+" (comma-separated)", strings.Count(v, ",")+1, bounds.MaxList))
 }
 
 // checkArgs puts the size limit on each positional argument (a directory,

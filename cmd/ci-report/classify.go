@@ -29,23 +29,8 @@ var classifyCommand = command{
 // classifyOptions are the flags of `ci-report classify` (docs/runner.md
 // §1.7): the facts the runner would have had besides the logs.
 type classifyOptions struct {
-	lc         runner.LogCase // its logs opened by run
-	kernelLog  string
-	gpuHolders string
-	serveLog   string
-}
-
-// factFlag collects --fact KEY=VALUE into runner.CaseFacts as it is given.
-type factFlag runner.CaseFacts
-
-func (f *factFlag) String() string { return "" }
-
-func (f *factFlag) Set(s string) error {
-	key, value, ok := strings.Cut(s, "=")
-	if !ok {
-		return fmt.Errorf("%s: want KEY=VALUE, KEY one of %s", bounds.Quote(s), strings.Join(runner.FactKeys, ", "))
-	}
-	return (*runner.CaseFacts)(f).Set(key, value)
+	lc                              runner.LogCase // its logs opened by run
+	kernelLog, gpuHolders, serveLog string
 }
 
 func (o *classifyOptions) bind(fs *flag.FlagSet) {
@@ -53,7 +38,13 @@ func (o *classifyOptions) bind(fs *flag.FlagSet) {
 	fs.StringVar(&o.kernelLog, "kernel-log", "", "the kernel's messages written while the case ran (`file`, e.g. from dmesg)")
 	fs.StringVar(&o.gpuHolders, "gpu-holders", "", "`list` of processes that held GPU memory when the server started, PID:MiB comma-separated: a memory refusal is then infra")
 	fs.BoolVar(&o.lc.GPU.NativeStarted, "native-started", false, "the case's native twin started its server on the same GPU: a memory refusal is then product")
-	fs.Var((*factFlag)(&o.lc.Facts), "fact", "a `KEY=VALUE` the runner would have known (repeatable): server-port=N, port-holder=foreign|case, plan-model=ID, oom-victim=foreign|case, oom-invoker=foreign|case, host-memory-short=yes, machine=WHAT went bad, gpu-visible=yes")
+	fs.Func("fact", "a `KEY=VALUE` the runner would have known (repeatable): server-port=N, port-holder=foreign|case, plan-model=ID, oom-victim=foreign|case, oom-invoker=foreign|case, host-memory-short=yes, machine=WHAT went bad, gpu-visible=yes", func(s string) error {
+		key, value, ok := strings.Cut(s, "=")
+		if !ok {
+			return fmt.Errorf("%s: want KEY=VALUE, KEY one of %s", bounds.Quote(s), strings.Join(runner.FactKeys, ", "))
+		}
+		return o.lc.Facts.Set(key, value)
+	})
 }
 
 func (o *classifyOptions) setArgs(pos []string) error {
@@ -109,12 +100,7 @@ func (o *classifyOptions) run(_ context.Context, e *env) error {
 		line := e.redactor().String(v.Line)
 		res.Signature, res.Line = &v.Signature, &line
 	}
-	b, err := json.Marshal(res)
-	if err != nil {
-		return fmt.Errorf("encode the result: %w", err)
-	}
-	_, err = fmt.Fprintf(e.Stdout, "%s\n", b)
-	return err
+	return json.NewEncoder(e.Stdout).Encode(res) // one line, as json.Marshal writes it
 }
 
 // openLogArg opens a log named on the command line (- is stdin) through

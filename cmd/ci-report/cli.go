@@ -78,6 +78,14 @@ func withCode(code int, err error) error {
 	return &exitError{Code: code, Err: err}
 }
 
+// wrapErr puts what was being done before err ("--out: ..."); nil stays nil.
+func wrapErr(what string, err error) error {
+	if err == nil {
+		return nil
+	}
+	return fmt.Errorf("%s: %w", what, err)
+}
+
 // errSilent is an exit code with nothing more to print (the command already said why).
 func errSilent(code int) error { return &exitError{Code: code} }
 
@@ -138,8 +146,7 @@ func parseInterspersed(fs *flag.FlagSet, args []string) ([]string, error) {
 			return pos, nil
 		}
 		// flag stops at "--" (consumed) or at the first positional argument.
-		consumedDashDash := len(args) > len(rest) && args[len(args)-len(rest)-1] == "--"
-		if consumedDashDash {
+		if len(args) > len(rest) && args[len(args)-len(rest)-1] == "--" {
 			return append(pos, rest...), nil
 		}
 		pos = append(pos, rest[0])

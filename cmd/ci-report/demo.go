@@ -30,12 +30,9 @@ var demoCommand = command{
 
 // demoOptions are the flags of `ci-report demo`.
 type demoOptions struct {
-	Out       string
-	Profile   string
-	Faults    string
-	Timescale string
-	Cases     stringList
-	Port      int
+	Out, Profile, Faults, Timescale string
+	Cases                           stringList
+	Port                            int
 }
 
 func (o *demoOptions) bind(fs *flag.FlagSet) {
@@ -145,10 +142,7 @@ func prepareDemoOut(out string) error {
 			}
 		}
 	}
-	if err := safefile.Write(filepath.Join(out, demoMarker), []byte(demoRecord())); err != nil {
-		return fmt.Errorf("mark %s as the demo's: %w", out, err)
-	}
-	return nil
+	return wrapErr("mark "+out+" as the demo's", safefile.Write(filepath.Join(out, demoMarker), []byte(demoRecord())))
 }
 
 // demoStep is one subcommand the demo runs.
@@ -162,12 +156,12 @@ type demoStep struct {
 
 // demoPaths are where the demo writes, under its --out.
 type demoPaths struct {
-	out, results, part, merged, comment, section, html, text, dryRun string
+	results, part, merged, comment, section, html, text, dryRun string
 }
 
 func newDemoPaths(out string) demoPaths {
 	results := filepath.Join(out, "results")
-	return demoPaths{out: out, results: results, part: filepath.Join(results, "all"),
+	return demoPaths{results: results, part: filepath.Join(results, "all"),
 		merged: filepath.Join(out, "merged.json"), comment: filepath.Join(out, "comment.md"),
 		section: filepath.Join(out, "section.md"), html: filepath.Join(out, "preview.html"),
 		text: filepath.Join(out, "report.txt"), dryRun: filepath.Join(out, "post-dry-run.txt")}

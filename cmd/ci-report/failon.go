@@ -44,9 +44,6 @@ func (f *failOn) check() error {
 	return nil
 }
 
-// maxNewNamed is the most new failures the exit's message names.
-const maxNewNamed = 5
-
 // result is the exit the documents call for: exit 1 (exitVerdict) with
 // the reason, or nil.
 func (f *failOn) result(docs render.Documents) error {
@@ -54,7 +51,7 @@ func (f *failOn) result(docs render.Documents) error {
 	case f.mode == failVerdict && docs.Verdict != "PASS":
 		return withCode(exitVerdict, fmt.Errorf("verdict: %s", docs.Verdict))
 	case f.mode == failNew && len(docs.NewFailures) > 0:
-		names := docs.NewFailures[:min(len(docs.NewFailures), maxNewNamed)]
+		names := docs.NewFailures[:min(len(docs.NewFailures), 5)] // the message names five at most
 		msg := strings.Join(names, ", ")
 		if k := len(docs.NewFailures) - len(names); k > 0 {
 			msg += fmt.Sprintf(" and %d more", k)

@@ -37,18 +37,13 @@ var postCommand = command{
 // postOptions are the flags of `ci-report post` besides the shared render
 // inputs, and its dependencies (tests set them).
 type postOptions struct {
-	inputs      renderInputs
-	repo        string
-	dryRun      bool
-	jobSummary  bool
-	ghOutput    bool
-	maxWait     time.Duration
-	applyDelay  time.Duration
-	fail        failOn
-	saveHistory string
-	checkRun    string
-	positionals []string
-	target      publish.Target // the target flags, and --pr (checkTarget)
+	inputs                       renderInputs
+	repo, saveHistory, checkRun  string
+	dryRun, jobSummary, ghOutput bool
+	maxWait, applyDelay          time.Duration
+	fail                         failOn
+	positionals                  []string
+	target                       publish.Target // the target flags, and --pr (checkTarget)
 
 	Sleep       func(ctx context.Context, d time.Duration) error // tests make waits instant
 	SettleDelay time.Duration                                    // the pause before reading the issue body back
@@ -79,13 +74,7 @@ func (o *postOptions) bind(fs *flag.FlagSet) {
 
 func (o *postOptions) setArgs(pos []string) error {
 	o.positionals = pos
-	if err := o.checkTarget(); err != nil {
-		return err
-	}
-	if err := o.fail.check(); err != nil {
-		return err
-	}
-	return o.inputs.check(pos)
+	return cmp.Or(o.checkTarget(), o.fail.check(), o.inputs.check(pos))
 }
 
 // checkTarget completes the target with --pr and validates post's flags.
@@ -159,11 +148,13 @@ func (o *postOptions) publish(ctx context.Context, e *env, repo publish.Repo, ta
 	run := o.workflowRun(e, opts, repo)
 	// A side file that cannot be written (--save-history, --job-summary,
 	// --github-output) never stops the post: each failure is a warning once
-	// the post is over, whatever its outcome.
+	// the post is over, whatever its outcome (nil: written).
 	var side []error
 	defer func() {
 		for _, err := range side {
-			fmt.Fprintf(stderr, "ci-report post: warning: %s; the post went ahead without it\n", text.Inert(err.Error()))
+			if err != nil {
+				fmt.Fprintf(stderr, "ci-report post: warning: %s; the post went ahead without it\n", text.Inert(err.Error()))
+			}
 		}
 	}()
 	if opts.Prev == "" {
@@ -179,9 +170,7 @@ func (o *postOptions) publish(ctx context.Context, e *env, repo publish.Repo, ta
 	if openErr == nil {
 		opts.History = thread.History
 		if o.saveHistory != "" {
-			if err := writeHistoryFile(o.saveHistory, thread.History); err != nil {
-				side = append(side, err)
-			}
+			side = append(side, writeHistoryFile(o.saveHistory, thread.History))
 		}
 		head, bases, err := render.CompareBases(rep, opts)
 		if err != nil {
@@ -208,9 +197,8 @@ func (o *postOptions) publish(ctx context.Context, e *env, repo publish.Repo, ta
 		}
 	}
 	if o.jobSummary { // before publishing: the run page keeps the report even when GitHub refuses it
-		if err := appendJobSummary(&env{Stdout: stdout, Stderr: stderr, Getenv: e.Getenv}, "post", docs.Comment); err != nil {
-			side = append(side, fmt.Errorf("--job-summary: %w", err))
-		}
+		side = append(side, wrapErr("--job-summary",
+			appendJobSummary(&env{Stdout: stdout, Stderr: stderr, Getenv: e.Getenv}, "post", docs.Comment)))
 	}
 	if openErr != nil {
 		return postError(openErr)
@@ -220,9 +208,8 @@ func (o *postOptions) publish(ctx context.Context, e *env, repo publish.Repo, ta
 		return postError(err)
 	}
 	if o.ghOutput {
-		if err := appendStepOutputs(e, "post", stepOutputs(e, repo, res, docs.Verdict)); err != nil {
-			side = append(side, fmt.Errorf("--github-output: %w", err))
-		}
+		outputs := stepOutputs(e, repo, res, docs.Verdict)
+		side = append(side, wrapErr("--github-output", appendStepOutputs(e, "post", outputs)))
 	}
 	return o.published(stderr, repo, target, res, docs)
 }
@@ -360,10 +347,7 @@ func writeHistoryFile(path string, runs []render.HistoryRun) error {
 	if err := render.WriteHistory(&b, runs); err != nil {
 		return fmt.Errorf("--save-history %s: %w", path, err)
 	}
-	if err := safefile.Write(path, []byte(b.String())); err != nil {
-		return fmt.Errorf("--save-history: %w", err)
-	}
-	return nil
+	return wrapErr("--save-history", safefile.Write(path, []byte(b.String())))
 }
 
 // workflowRepo is the repository the run belongs to, where its previous run
@@ -415,8 +399,7 @@ func redactError(err error, red *collect.Redactor) error {
 	if err == nil || red.String(err.Error()) == err.Error() {
 		return err
 	}
-	var ee *exitError
-	if errors.As(err, &ee) {
+	if ee, ok := errors.AsType[*exitError](err); ok {
 		return &exitError{Code: ee.Code, Err: &redactedError{err: err, red: red}}
 	}
 	return &redactedError{err: err, red: red}

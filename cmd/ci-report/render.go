@@ -71,10 +71,8 @@ func (o *renderOptions) setArgs(pos []string) error {
 	if err := o.fail.check(); err != nil {
 		return err
 	}
-	if o.width != 0 {
-		if err := bounds.Int("--width", o.width, render.MinTextWidth, render.MaxTextWidth); err != nil {
-			return usageErrorf("%v", err)
-		}
+	if err := bounds.Int("--width", o.width, render.MinTextWidth, render.MaxTextWidth); o.width != 0 && err != nil {
+		return usageErrorf("%v", err)
 	}
 	return o.inputs.check(pos)
 }
@@ -235,10 +233,7 @@ func appendJobSummary(e *env, cmd, comment string) error {
 		}
 		warnf("the comment does not fit in %s; a note was appended instead", path)
 	}
-	if err := safefile.Append(path, []byte(text)); err != nil {
-		return fmt.Errorf("job summary: %w", err)
-	}
-	return nil
+	return wrapErr("job summary", safefile.Append(path, []byte(text)))
 }
 
 // appendStepOutputs appends name=value lines to the step's $GITHUB_OUTPUT
@@ -264,8 +259,5 @@ func appendStepOutputs(e *env, cmd string, outputs [][2]string) error {
 		}
 		fmt.Fprintf(&b, "%s<<%s\n%s\n%s\n", o[0], delim, o[1], delim)
 	}
-	if err := safefile.Append(path, []byte(b.String())); err != nil {
-		return fmt.Errorf("step outputs: %w", err)
-	}
-	return nil
+	return wrapErr("step outputs", safefile.Append(path, []byte(b.String())))
 }

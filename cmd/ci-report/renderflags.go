@@ -99,6 +99,9 @@ func (r *renderInputs) resolve(e *env) (render.Options, error) {
 	if r.ReadFile == nil {
 		r.ReadFile = safefile.Read
 	}
+	if r.Now == nil {
+		r.Now = time.Now
+	}
 	if opts.Config, err = r.readConfig(e); err != nil {
 		return opts, err
 	}
@@ -115,11 +118,7 @@ func (r *renderInputs) resolve(e *env) (render.Options, error) {
 		}
 	}
 	if opts.Date == "" {
-		now := r.Now
-		if now == nil {
-			now = time.Now
-		}
-		opts.Date = now().UTC().Format("2006-01-02")
+		opts.Date = r.Now().UTC().Format("2006-01-02")
 	}
 	opts.Redact = e.redactor()
 	// Checked before the report, which may be thousands of parts, is read.
@@ -281,10 +280,7 @@ func (r *renderInputs) readKnownIssues(cfg render.Config) ([]merge.KnownIssue, e
 		return nil, usageErrorf("known issues: %v", err)
 	}
 	known, err := render.ParseKnownIssues(file, data)
-	if err != nil {
-		return nil, usageErrorf("%v", err)
-	}
-	return known, nil
+	return known, withCode(exitUsage, err)
 }
 
 // readReport merges the given directories, or reads one merged.json: both

@@ -184,23 +184,22 @@ func (o *runOptions) setArgs(pos []string) error {
 // validate checks the flags and resolves the plan, the GPUs and the
 // commands they name; every error is a usage error.
 func (o *runOptions) validate() error {
-	if err := o.checkScalars(); err != nil {
-		return err
-	}
-	if err := o.resolve(); err != nil {
-		return err
-	}
-	o.GPUs = cmp.Or(o.GPUs, defaultGPUs(o.plan))
-	var err error
-	if o.gpus, err = parseGPUList(o.GPUs); err != nil {
-		return usageErrorf("--gpus %s: %v", bounds.Quote(o.GPUs), err)
-	}
-	for _, step := range []func() error{o.resolvePrefixes, o.resolveContainerGPUs, o.resolveInstalls} {
+	for _, step := range []func() error{o.checkScalars, o.resolve, o.resolveGPUs, o.resolvePrefixes,
+		o.resolveContainerGPUs, o.resolveInstalls, o.resolveCommands} {
 		if err := step(); err != nil {
 			return err
 		}
 	}
-	return o.resolveCommands()
+	return nil
+}
+
+// resolveGPUs parses --gpus, by default the plan's first GPUs (defaultGPUs).
+func (o *runOptions) resolveGPUs() (err error) {
+	o.GPUs = cmp.Or(o.GPUs, defaultGPUs(o.plan))
+	if o.gpus, err = parseGPUList(o.GPUs); err != nil {
+		return usageErrorf("--gpus %s: %v", bounds.Quote(o.GPUs), err)
+	}
+	return nil
 }
 
 // checkScalars checks the flags that need no plan.
@@ -225,23 +224,18 @@ func (o *runOptions) checkScalars() error {
 }
 
 // resolvePrefixes parses --exec-prefix into each engine's argv ("" for
-// every engine).
-func (o *runOptions) resolvePrefixes() error {
-	o.prefixes = map[string][]string{}
-	for _, v := range o.ExecPrefix {
-		eng, cmd := splitEngineValue(v, o.plan)
-		// A lowercase word before `=` is meant as an engine: a typo would
-		// otherwise become every engine's prefix.
-		if name, _, ok := strings.Cut(cmd, "="); eng == "" && ok && engineLike.MatchString(name) {
-			return usageErrorf("--exec-prefix %s: unknown engine %s (known: %s)", bounds.Quote(v), bounds.Quote(name), strings.Join(o.plan.Engines.Keys(), ", "))
-		}
+// every engine). A lowercase word before `=` is meant as an engine: a typo
+// would otherwise become every engine's prefix.
+func (o *runOptions) resolvePrefixes() (err error) {
+	argv := func(cmd string) ([]string, error) {
 		words, err := engine.SplitCommand(cmd)
 		if err != nil || len(words) == 0 {
-			return usageErrorf("--exec-prefix %s: want [ENGINE=]COMMAND (%v)", bounds.Quote(v), err)
+			return nil, fmt.Errorf("want [ENGINE=]COMMAND (%v)", err)
 		}
-		o.prefixes[eng] = words
+		return words, nil
 	}
-	return nil
+	o.prefixes, err = perEngine("--exec-prefix", o.ExecPrefix, o.plan, engineLike.MatchString, argv)
+	return err
 }
 
 // resolveInstalls parses --install-cmd ENGINE=CMD.
@@ -273,26 +267,15 @@ func (o *runOptions) resolveCommands() error {
 
 // resolveContainerGPUs parses --container-gpus and checks it against the
 // exec prefixes and --gpus (runner.CheckContainerGPUs, docs/runner.md §1.3).
-func (o *runOptions) resolveContainerGPUs() error {
+func (o *runOptions) resolveContainerGPUs() (err error) {
 	if len(o.ContainerGPUs) == 0 {
 		return nil
 	}
-	o.containers = map[string][]int{}
-	for _, v := range o.ContainerGPUs {
-		eng, list := splitEngineValue(v, o.plan)
-		if name, _, ok := strings.Cut(list, "="); eng == "" && ok {
-			return usageErrorf("--container-gpus %s: unknown engine %s (known: %s)", bounds.Quote(v), bounds.Quote(name), strings.Join(o.plan.Engines.Keys(), ", "))
-		}
-		gpus, err := parseGPUList(list)
-		if err != nil {
-			return usageErrorf("--container-gpus %s: %v", bounds.Quote(v), err)
-		}
-		o.containers[eng] = gpus
+	anyWord := func(string) bool { return true }
+	if o.containers, err = perEngine("--container-gpus", o.ContainerGPUs, o.plan, anyWord, parseGPUList); err != nil {
+		return err
 	}
-	if err := runner.CheckContainerGPUs(o.plan, o.gpus, o.prefixes, o.containers); err != nil {
-		return usageErrorf("%v", err)
-	}
-	return nil
+	return withCode(exitUsage, runner.CheckContainerGPUs(o.plan, o.gpus, o.prefixes, o.containers))
 }
 
 // parseGPUList parses comma-separated GPU indices, dropping repeats.
@@ -391,15 +374,27 @@ func defaultGPUs(p *runner.Plan) string {
 // assignment in a prefix is uppercase).
 var engineLike = regexp.MustCompile(`^[a-z][a-z0-9_.-]*$`)
 
-// splitEngineValue splits `ENGINE=rest` when ENGINE is one of the plan's
-// engines; otherwise the whole value applies to every engine ("").
-func splitEngineValue(v string, p *runner.Plan) (string, string) {
-	if eng, rest, ok := strings.Cut(v, "="); ok {
-		if _, known := p.Engines.Get(eng); known {
-			return eng, rest
+// perEngine parses each `[ENGINE=]VALUE` of a repeatable flag by engine: a
+// value whose word before `=` is none of the plan's engines is every
+// engine's (""), unless engineWord takes that word for a mistyped engine.
+func perEngine[T any](flag string, vals []string, p *runner.Plan, engineWord func(string) bool,
+	parse func(string) (T, error)) (map[string]T, error) {
+	out := map[string]T{}
+	for _, v := range vals {
+		eng, rest, ok := strings.Cut(v, "=")
+		if _, known := p.Engines.Get(eng); !ok || !known {
+			if ok && engineWord(eng) {
+				return nil, usageErrorf("%s %s: unknown engine %s (known: %s)", flag, bounds.Quote(v), bounds.Quote(eng), strings.Join(p.Engines.Keys(), ", "))
+			}
+			eng, rest = "", v
 		}
+		t, err := parse(rest)
+		if err != nil {
+			return nil, usageErrorf("%s %s: %v", flag, bounds.Quote(v), err)
+		}
+		out[eng] = t
 	}
-	return "", v
+	return out, nil
 }
 
 func splitList(s string) []string {
@@ -476,8 +471,7 @@ func (o *runOptions) run(ctx context.Context, e *env) error {
 
 // interruptExit is 128 + the interrupting signal: 143 for SIGTERM, else 130.
 func interruptExit(cause error) int {
-	var ie interruptError
-	if errors.As(cause, &ie) && ie.Signal == syscall.SIGTERM {
+	if ie, ok := errors.AsType[interruptError](cause); ok && ie.Signal == syscall.SIGTERM {
 		return exitTerminated
 	}
 	return exitInterrupted

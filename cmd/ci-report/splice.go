@@ -3,7 +3,6 @@ package main
 import (
 	"context"
 	"flag"
-	"fmt"
 	"io"
 
 	"github.com/ovg-project/ci-report/internal/bounds"
@@ -22,10 +21,7 @@ var spliceCommand = command{
 
 // spliceOptions are the flags of `ci-report splice`.
 type spliceOptions struct {
-	body    string
-	name    string
-	section string
-	out     string
+	body, name, section, out string
 }
 
 func (o *spliceOptions) bind(fs *flag.FlagSet) {
@@ -86,10 +82,7 @@ func (o *spliceOptions) run(ctx context.Context, e *env) error {
 		_, err = io.WriteString(e.Stdout, out)
 		return err
 	}
-	if err := safefile.Write(o.out, []byte(out)); err != nil {
-		return fmt.Errorf("--out: %w", err)
-	}
-	return nil
+	return wrapErr("--out", safefile.Write(o.out, []byte(out)))
 }
 
 // readStdin reads the body from stdin, up to safefile.Body's cap, or until

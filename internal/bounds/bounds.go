@@ -106,10 +106,7 @@ func walkMap(path string, v reflect.Value, max int) error {
 	slices.SortFunc(keys, func(a, b reflect.Value) int { return cmp.Compare(fmt.Sprint(a), fmt.Sprint(b)) })
 	for _, k := range keys {
 		ks := fmt.Sprint(k)
-		if err := String(name(path)+" key", ks); err != nil {
-			return err
-		}
-		if err := walk(path+"["+Quote(ks)+"]", v.MapIndex(k), MaxList); err != nil {
+		if err := cmp.Or(String(name(path)+" key", ks), walk(path+"["+Quote(ks)+"]", v.MapIndex(k), MaxList)); err != nil {
 			return err
 		}
 	}

@@ -29,8 +29,6 @@ type Comment struct {
 	Run, Attempt, Profile, Suite string
 }
 
-const commentPrefix = "<!-- ci-report:comment "
-
 // commentRE reads a marker line as String writes it; render also writes run
 // ids that are not digits (render --run-id), which post never reads.
 var commentRE = regexp.MustCompile(`^<!-- ci-report:comment run=([0-9]+) attempt=([0-9]+) profile=(` + Name + `)(?: suite=(` + Name + `))? -->$`)
@@ -38,7 +36,7 @@ var commentRE = regexp.MustCompile(`^<!-- ci-report:comment run=([0-9]+) attempt
 // String is the marker line; an empty attempt is "1". Without a suite it is
 // the line of every comment written before suites existed.
 func (c Comment) String() string {
-	s := commentPrefix + "run=" + c.Run + " attempt=" + cmp.Or(c.Attempt, "1") + " profile=" + c.Profile
+	s := "<!-- ci-report:comment run=" + c.Run + " attempt=" + cmp.Or(c.Attempt, "1") + " profile=" + c.Profile
 	if c.Suite != "" {
 		s += " suite=" + c.Suite
 	}

@@ -229,8 +229,7 @@ func refuse(m fs.FileMode, pipes bool) error {
 // the path once, in the user's terms): "permission denied", not "open
 // /x: permission denied".
 func unwrapPath(err error) error {
-	var pe *fs.PathError
-	if errors.As(err, &pe) {
+	if pe, ok := errors.AsType[*fs.PathError](err); ok {
 		return pe.Err
 	}
 	return err

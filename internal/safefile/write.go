@@ -201,8 +201,7 @@ func Append(path string, data []byte) error {
 		return err
 	}
 	_, err = f.Write(data)
-	err = cmp.Or(err, f.Close())
-	if err != nil {
+	if err = cmp.Or(err, f.Close()); err != nil {
 		return &WriteError{path, unwrapPath(err)}
 	}
 	return nil

@@ -105,33 +105,25 @@ func codeSpan(s string, inCell bool) string {
 	return fence + inner + fence
 }
 
-func longestRun(s string, c byte) int {
-	best, run := 0, 0
-	for i := 0; i < len(s); i++ {
-		if s[i] == c {
-			run++
-			best = max(best, run)
-		} else {
-			run = 0
-		}
+func longestRun(s string, c rune) int {
+	best := 0
+	for _, run := range strings.FieldsFunc(s, func(r rune) bool { return r != c }) {
+		best = max(best, len(run))
 	}
 	return best
 }
 
-func isWordRune(r rune) bool { return r == '_' || r == '-' || isAlnum(r) }
-
 // markerFollows reports whether rest makes the character before it a block
 // marker: end of text, a space, or (for thematic breaks) the same character.
 func markerFollows(rest string, same rune) bool {
-	if rest == "" || rest[0] == ' ' {
-		return true
-	}
-	return same != 0 && rune(rest[0]) == same
+	return rest == "" || rest[0] == ' ' || same != 0 && rune(rest[0]) == same
 }
 
 func isLetter(r rune) bool { return (r >= 'a' && r <= 'z') || (r >= 'A' && r <= 'Z') }
 
 func isDigitAt(s string, i int) bool { return i < len(s) && s[i] >= '0' && s[i] <= '9' }
+
+func isWordRune(r rune) bool { return r == '_' || r == '-' || isAlnum(r) }
 
 func isAlnum(r rune) bool { return isLetter(r) || r >= '0' && r <= '9' }
 
@@ -144,12 +136,11 @@ func isDigits(s string) bool { return s != "" && strings.Trim(s, "0123456789") =
 // CodeBlock renders lines (cut before) as a fenced code block with the info
 // string info: each line Inert, the fence longer than any backtick run inside.
 func CodeBlock(info string, lines []string) string {
-	longest := 0
 	inert := make([]string, len(lines))
 	for i, l := range lines {
 		inert[i] = Inert(l)
-		longest = max(longest, longestRun(inert[i], '`'))
 	}
-	fence := strings.Repeat("`", max(3, longest+1))
-	return fence + info + "\n" + strings.Join(inert, "\n") + "\n" + fence
+	body := strings.Join(inert, "\n") // a line break ends every backtick run
+	fence := strings.Repeat("`", max(3, longestRun(body, '`')+1))
+	return fence + info + "\n" + body + "\n" + fence
 }

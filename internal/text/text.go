@@ -45,12 +45,11 @@ func Cut(s string, n int) string {
 // headLen is the length in bytes of the first n code points of s (all of
 // s when it has fewer; 0 for n <= 0).
 func headLen(s string, n int) int {
-	count := 0
 	for i := range s {
-		if count >= n {
+		if n <= 0 {
 			return i
 		}
-		count++
+		n--
 	}
 	return len(s)
 }

@@ -74,10 +74,9 @@ func (s *simServer) handleHealth(w http.ResponseWriter, r *http.Request) {
 	select {
 	case <-s.dead:
 		w.WriteHeader(503)
-		return
 	default:
+		w.WriteHeader(200)
 	}
-	w.WriteHeader(200)
 }
 
 func (s *simServer) handleModels(w http.ResponseWriter, r *http.Request) {
@@ -93,10 +92,7 @@ func (s *simServer) handleModels(w http.ResponseWriter, r *http.Request) {
 		writeJSON(w, 200, map[string]any{"model_path": s.cfg.ModelArg, "tokenizer_path": s.cfg.ModelArg, "is_generation": true})
 		return
 	}
-	root := s.cfg.ModelArg
-	if s.cfg.Engine == "sglang" {
-		root = s.cfg.ServedName
-	}
+	root := map[string]string{"vllm": s.cfg.ModelArg, "sglang": s.cfg.ServedName}[s.cfg.Engine]
 	writeJSON(w, 200, map[string]any{"object": "list", "data": []map[string]any{{
 		"id": s.cfg.ServedName, "object": "model", "owned_by": s.cfg.Engine, "root": root, "max_model_len": s.cfg.MaxModelLenOr(1 << 30),
 	}}})
@@ -169,8 +165,7 @@ func (s *simServer) handleCompletions(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	req := completionRequest{MaxTokens: 16}
-	dec := json.NewDecoder(http.MaxBytesReader(w, r.Body, maxBody))
-	if err := dec.Decode(&req); err != nil {
+	if err := json.NewDecoder(http.MaxBytesReader(w, r.Body, maxBody)).Decode(&req); err != nil {
 		vllmError(w, 400, "invalid JSON body: "+err.Error())
 		return
 	}
@@ -316,10 +311,8 @@ func (s *simServer) generateBatch(ctx context.Context, texts []string, maxTokens
 		})
 	}
 	wg.Wait()
-	for _, err := range errs {
-		if err != nil {
-			return nil, err
-		}
+	if i := slices.IndexFunc(errs, func(err error) bool { return err != nil }); i >= 0 {
+		return nil, errs[i]
 	}
 	return results, nil
 }

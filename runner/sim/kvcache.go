@@ -101,14 +101,8 @@ const (
 // and, when blocked by the GPU, how many more bytes were needed.
 func (m *kvModel) tryAdmit(r *reservation, gpuFree int64) (admitResult, int64, error) {
 	// The reusable prefix: vLLM recomputes at least the prompt's last token.
-	maxCached := 0
-	if r.prompt > 0 {
-		maxCached = (r.prompt - 1) / m.blockTokens
-	}
-	for _, h := range r.hashes {
-		if len(r.pinned) >= maxCached {
-			break
-		}
+	maxCached := max(r.prompt-1, 0) / m.blockTokens
+	for _, h := range r.hashes[:min(len(r.hashes), maxCached)] {
 		b, ok := m.blocks[h]
 		if !ok {
 			break

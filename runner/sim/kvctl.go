@@ -85,18 +85,15 @@ func runKvctl(ctx context.Context, dir string, getenv func(string) string, args 
 	scale, err := ParseTimescale(getenv("CI_REPORT_SIM_TIMESCALE"))
 	d, derr := ParseKvctlDelay(getenv("CI_REPORT_SIM_KVCTL_DELAY"))
 	if err = cmp.Or(err, derr); err != nil {
-		fmt.Fprintln(stderr, "kvctl:", err)
-		return 2
+		return fail(stderr, 2, "kvctl:", err)
 	}
 	d = scaled(d, scale, 0)
 	if _, stopped := sleepUnless(d, ctx.Done()); d > 0 && stopped { // without a delay, never interrupted
-		fmt.Fprintln(stderr, "kvctl: interrupted")
-		return 130
+		return fail(stderr, 130, "kvctl: interrupted")
 	}
 	build := getenv("CI_REPORT_SIM_KVCACHED")
 	if err := ValidateKvcached(build); err != nil {
-		fmt.Fprintln(stderr, "kvctl: CI_REPORT_SIM_KVCACHED:", err)
-		return 2
+		return fail(stderr, 2, "kvctl: CI_REPORT_SIM_KVCACHED:", err)
 	}
 	cli := kvctlCLI{cmds: kvctlCommands, plain: build == KvcachedNoPriority, getenv: getenv, scale: scale, stdout: stdout, stderr: stderr}
 	if !cli.plain {
@@ -143,8 +140,7 @@ func (cli kvctlCLI) command(ctx context.Context, dir string, args []string) int 
 	}
 	w, err := openWorld(dir)
 	if err != nil {
-		fmt.Fprintln(cli.stderr, "kvctl:", err)
-		return 1
+		return fail(cli.stderr, 1, "kvctl:", err)
 	}
 	defer w.lock.Close()
 	switch args[0] {
@@ -177,8 +173,7 @@ func (cli kvctlCLI) command(ctx context.Context, dir string, args []string) int 
 		}
 		faults, err := parseFaults(cli.getenv("CI_REPORT_SIM_FAULTS"))
 		if err != nil {
-			fmt.Fprintln(cli.stderr, "kvctl: CI_REPORT_SIM_FAULTS:", err)
-			return 2
+			return fail(cli.stderr, 2, "kvctl: CI_REPORT_SIM_FAULTS:", err)
 		}
 		return kvctlPriority(ctx, w, args[1], p, faults, cli.scale, cli.stdout, cli.stderr)
 	}
@@ -201,19 +196,17 @@ func kvctlList(w *world, only []string, jsonOut, plain bool, stdout, stderr io.W
 		res = append(res, s.kvctlEntry)
 	}
 	if jsonOut {
-		var b []byte
+		var v any = res
 		if plain {
 			out := make([]map[string]any, len(res)) // encoding/json sorts the keys: kvctl's order
 			for i, e := range res {
 				out[i] = map[string]any{"ipc": e.IPC, "limit_bytes": e.LimitBytes, "used_bytes": e.UsedBytes}
 			}
-			b, _ = json.MarshalIndent(out, "", "  ")
-		} else {
-			b, _ = json.MarshalIndent(res, "", "  ")
-			if err := markSeen(w, res); err != nil {
-				fmt.Fprintln(stderr, "kvctl: warning:", err)
-			}
+			v = out
+		} else if err := markSeen(w, res); err != nil {
+			fmt.Fprintln(stderr, "kvctl: warning:", err)
 		}
+		b, _ := json.MarshalIndent(v, "", "  ")
 		fmt.Fprintln(stdout, string(b))
 		return 0
 	}
@@ -249,8 +242,7 @@ func humanSize(b int64) string {
 // a process exit code"); the runner reads every limit back either way.
 func kvctlLimit(w *world, ipc, sizeArg string, stderr io.Writer) int {
 	if err := w.lock.Lock(); err != nil {
-		fmt.Fprintln(stderr, "kvctl:", err)
-		return 1
+		return fail(stderr, 1, "kvctl:", err)
 	}
 	defer w.lock.Unlock()
 	seg, err := w.readSegment(ipc)
@@ -267,13 +259,11 @@ func kvctlLimit(w *world, ipc, sizeArg string, stderr io.Writer) int {
 	}
 	size, err := parseSize(sizeArg)
 	if err != nil {
-		fmt.Fprintln(stderr, "ValueError:", err)
-		return 1
+		return fail(stderr, 1, "ValueError:", err)
 	}
 	seg.LimitBytes = size
 	if err := w.writeSegment(seg); err != nil {
-		fmt.Fprintln(stderr, "kvctl:", err)
-		return 1
+		return fail(stderr, 1, "kvctl:", err)
 	}
 	return 0
 }
@@ -283,22 +273,19 @@ func kvctlLimit(w *world, ipc, sizeArg string, stderr io.Writer) int {
 // rejected: only a following list shows whether it took.
 func kvctlPriority(ctx context.Context, w *world, ipc string, p int, faults faultSet, scale float64, stdout, stderr io.Writer) int {
 	if err := validIPC(ipc); err != nil {
-		fmt.Fprintf(stderr, "Error: IPC '%s' not found.\n", ipc)
-		return 1
+		return failf(stderr, 1, "Error: IPC '%s' not found.\n", ipc)
 	}
 	if faults.has(FaultRejectPriority, ipc) {
 		fmt.Fprintf(stdout, "priority %d for %s: publish rejected\n", p, ipc)
 		return 0
 	}
 	if err := w.lock.Lock(); err != nil {
-		fmt.Fprintln(stderr, "kvctl:", err)
-		return 1
+		return fail(stderr, 1, "kvctl:", err)
 	}
 	seg, err := w.readSegment(ipc)
 	if err != nil {
 		w.lock.Unlock()
-		fmt.Fprintf(stderr, "Error: IPC '%s' not found.\n", ipc)
-		return 1
+		return failf(stderr, 1, "Error: IPC '%s' not found.\n", ipc)
 	}
 	seg.PriorityRequest = p
 	seg.PriorityRequestSeq++
@@ -310,8 +297,7 @@ func kvctlPriority(ctx context.Context, w *world, ipc string, p int, faults faul
 	err = w.writeSegment(seg)
 	w.lock.Unlock()
 	if err != nil {
-		fmt.Fprintln(stderr, "kvctl:", err)
-		return 1
+		return fail(stderr, 1, "kvctl:", err)
 	}
 	deadline := time.Now().Add(scaled(2*time.Second, scale, 500*time.Millisecond))
 	for {
@@ -336,27 +322,23 @@ func kvctlPriority(ctx context.Context, w *world, ipc string, p int, faults faul
 // simulated GPU until stopped, so the GPU behaves like an M MiB one.
 func runBallast(ctx context.Context, w *world, gpu int, keepMiB int64, stdout, stderr io.Writer) int {
 	if gpu < 0 || gpu >= len(w.gpus) {
-		fmt.Fprintf(stderr, "ballast: no GPU %d in a world of %d\n", gpu, len(w.gpus))
-		return 1
+		return failf(stderr, 1, "ballast: no GPU %d in a world of %d\n", gpu, len(w.gpus))
 	}
 	total := w.gpus[gpu].TotalMiB
 	hold := max(total-keepMiB, 0)
 	if err := w.lock.Lock(); err != nil {
-		fmt.Fprintln(stderr, "ballast:", err)
-		return 1
+		return fail(stderr, 1, "ballast:", err)
 	}
 	free := w.totalBytes(gpu) - usedBytes(w.liveProcs(), gpu, os.Getpid())
 	if hold*mib > free {
 		w.lock.Unlock()
-		fmt.Fprintf(stderr, "torch.OutOfMemoryError: CUDA out of memory. Tried to allocate %d MiB on GPU %d (%d MiB free)\n", hold, gpu, free/mib)
-		return 1
+		return failf(stderr, 1, "torch.OutOfMemoryError: CUDA out of memory. Tried to allocate %d MiB on GPU %d (%d MiB free)\n", hold, gpu, free/mib)
 	}
 	pid := os.Getpid()
 	err := w.writeProc(procRecord{PID: pid, Start: processStart(pid), Kind: "ballast", GPUs: []int{gpu}, BytesPer: hold * mib})
 	w.lock.Unlock()
 	if err != nil {
-		fmt.Fprintln(stderr, "ballast:", err)
-		return 1
+		return fail(stderr, 1, "ballast:", err)
 	}
 	defer os.Remove(w.procPath(pid))
 	fmt.Fprintf(stdout, "holding %d MiB of %d MiB on GPU %d, leaving %d MiB\n", hold, total, gpu, total-hold)

@@ -19,14 +19,13 @@ import (
 // function and returns the exit status; a test binary's TestMain calls it
 // (with os.Getenv) to play a server.
 func MainEnv(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.Writer, getenv func(string) string) int {
-	if len(args) == 0 || args[0] == "-h" || args[0] == "--help" || args[0] == "help" {
-		fmt.Fprint(stderr, usageText)
-		if len(args) == 0 {
-			return 2
-		}
-		return 0
+	if len(args) == 0 {
+		return failf(stderr, 2, "%s", usageText)
 	}
 	switch args[0] {
+	case "-h", "--help", "help":
+		fmt.Fprint(stderr, usageText)
+		return 0
 	case "serve":
 		ignoreBrokenPipe()
 		return mainServe(ctx, args[1:], stdout, stderr, getenv)
@@ -43,8 +42,7 @@ func MainEnv(ctx context.Context, args []string, stdin io.Reader, stdout, stderr
 	case "world":
 		return mainWorld(ctx, args[1:], stderr, getenv)
 	}
-	fmt.Fprintf(stderr, "ci-report sim: unknown command %q\n%s", args[0], usageText)
-	return 2
+	return failf(stderr, 2, "ci-report sim: unknown command %q\n%s", args[0], usageText)
 }
 
 // mainKvctl is `sim kvctl [--dir D] <kvctl args>`.
@@ -69,18 +67,15 @@ func mainBallast(ctx context.Context, args []string, stdout, stderr io.Writer, g
 		return flagCode(err)
 	}
 	if *keep < 0 || fs.NArg() > 0 {
-		fmt.Fprintln(stderr, "usage: ci-report sim ballast --mib M [--gpu N] [--dir D]")
-		return 2
+		return fail(stderr, 2, "usage: ci-report sim ballast --mib M [--gpu N] [--dir D]")
 	}
 	device, err := ballastDevice(*gpu, getenv)
 	if err != nil {
-		fmt.Fprintln(stderr, "ballast:", err)
-		return 2
+		return fail(stderr, 2, "ballast:", err)
 	}
 	w, err := openWorld(*dir)
 	if err != nil {
-		fmt.Fprintln(stderr, "ballast:", err)
-		return 1
+		return fail(stderr, 1, "ballast:", err)
 	}
 	defer w.lock.Close()
 	// --gpu is a device index, as a ballast in a container sees it.
@@ -91,8 +86,7 @@ func mainBallast(ctx context.Context, args []string, stdout, stderr io.Writer, g
 		return []int{device}, nil
 	})
 	if err != nil {
-		fmt.Fprintln(stderr, "ballast:", err)
-		return 1
+		return fail(stderr, 1, "ballast:", err)
 	}
 	ignoreBrokenPipe()
 	sctx, stop := stopContext(ctx)
@@ -127,13 +121,11 @@ func mainVersions(args []string, stdout, stderr io.Writer, getenv func(string) s
 		return flagCode(err)
 	}
 	if *engine == "" || fs.NArg() > 0 {
-		fmt.Fprintln(stderr, "usage: ci-report sim versions --engine vllm|sglang [--image IMAGE]")
-		return 2
+		return fail(stderr, 2, "usage: ci-report sim versions --engine vllm|sglang [--image IMAGE]")
 	}
 	faults, err := parseFaults(getenv("CI_REPORT_SIM_FAULTS"))
 	if err != nil {
-		fmt.Fprintln(stderr, "ci-report sim versions: CI_REPORT_SIM_FAULTS:", err)
-		return 2
+		return fail(stderr, 2, "ci-report sim versions: CI_REPORT_SIM_FAULTS:", err)
 	}
 	version := getenv("CI_REPORT_SIM_ENGINE_VERSION")
 	if v, ok := simVersions[*engine]["engine"].(string); ok && version == "" {
@@ -160,27 +152,22 @@ func mainWorld(ctx context.Context, args []string, stderr io.Writer, getenv func
 		return flagCode(err)
 	}
 	if *dir == "" || fs.NArg() > 0 || *n < 1 || *total < 1 {
-		fmt.Fprintln(stderr, "usage: ci-report sim world --dir D [--gpus N] [--mib M] [--name S] [--driver S]")
-		return 2
+		return fail(stderr, 2, "usage: ci-report sim world --dir D [--gpus N] [--mib M] [--name S] [--driver S]")
 	}
 	if err := bounds.Int("--gpus", *n, 1, bounds.MaxGPU+1); err != nil {
-		fmt.Fprintf(stderr, "ci-report sim world: %v (GPU indices 0 to %d)\n", err, bounds.MaxGPU)
-		return 2
+		return failf(stderr, 2, "ci-report sim world: %v (GPU indices 0 to %d)\n", err, bounds.MaxGPU)
 	}
 	// The faults the world holds from its start, as run --simulate makes it.
 	faults := getenv("CI_REPORT_SIM_FAULTS")
 	if err := ValidateFaults(faults); err != nil {
-		fmt.Fprintln(stderr, "ci-report sim world: CI_REPORT_SIM_FAULTS:", err)
-		return 2
+		return fail(stderr, 2, "ci-report sim world: CI_REPORT_SIM_FAULTS:", err)
 	}
 	// A signal before the world is written leaves the directory as it was.
 	if ctx.Err() != nil {
-		fmt.Fprintln(stderr, "ci-report sim world:", context.Cause(ctx))
-		return 1
+		return fail(stderr, 1, "ci-report sim world:", context.Cause(ctx))
 	}
 	if err := NewWorld(*dir, WorldOptions{GPUs: *n, TotalMiB: *total, Name: *name, Driver: *driver, Faults: faults}); err != nil {
-		fmt.Fprintln(stderr, "ci-report sim world:", err)
-		return 1
+		return fail(stderr, 1, "ci-report sim world:", err)
 	}
 	return 0
 }
@@ -218,8 +205,7 @@ func mainServe(ctx context.Context, args []string, stdout, stderr io.Writer, get
 		return flagCode(err)
 	}
 	if *engine != "vllm" && *engine != "sglang" {
-		fmt.Fprintln(stderr, "usage: ci-report sim serve --engine vllm|sglang [--dir D] -- <server argv>")
-		return 2
+		return fail(stderr, 2, "usage: ci-report sim serve --engine vllm|sglang [--dir D] -- <server argv>")
 	}
 	return runServe(ctx, serveEnv{getenv: getenv, stdout: stdout, stderr: stderr, now: time.Now, dir: *dir}, *engine, fs.Args())
 }
@@ -245,4 +231,17 @@ func stopContext(ctx context.Context) (context.Context, context.CancelFunc) {
 		}
 	}()
 	return ctx, cancel
+}
+
+// fail prints a line of a to w, as fmt.Fprintln does, and returns code: a
+// command's failure in one statement.
+func fail(w io.Writer, code int, a ...any) int {
+	fmt.Fprintln(w, a...)
+	return code
+}
+
+// failf is fail with fmt.Fprintf's format.
+func failf(w io.Writer, code int, format string, a ...any) int {
+	fmt.Fprintf(w, format, a...)
+	return code
 }

@@ -3,7 +3,6 @@ package sim
 import (
 	"cmp"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"io"
 	"path/filepath"
@@ -43,14 +42,9 @@ var models = []modelSpec{
 }
 
 // runModels is `sim models <hf id>...`, the runner's model probe
-// (runner.DefaultModelProbe; docs/runner.md §7.4). The image's torch is CUDA
-// 12.8's release build (TORCH_CUDA_ARCH_LIST 7.0 to 12.0,
-// PYTORCH_RELEASES_CODE_CC of torch/cuda/__init__.py@17e3b6a97af1).
-//
-// The simulated Hub, asked of a model not in the cache when not offline,
-// says an id of the namespace hub-missing is not found and one of
-// hub-gated is gated; of any other it says nothing, as a Hub that does not
-// answer.
+// (runner.DefaultModelProbe), with its cache and Hub as docs/runner.md §7.4
+// says. The image's torch is CUDA 12.8's release build (TORCH_CUDA_ARCH_LIST
+// 7.0 to 12.0, PYTORCH_RELEASES_CODE_CC of torch/cuda/__init__.py@17e3b6a97af1).
 func runModels(ids []string, stdout io.Writer, getenv func(string) string) int {
 	out, hub := map[string]any{}, map[string]string{}
 	custom := []string{}
@@ -213,12 +207,8 @@ func knownOption(engine, name string) bool {
 
 // helpText is argparse's usage line and one line per option.
 func helpText(engine string) string {
-	var b strings.Builder
-	fmt.Fprintf(&b, "usage: %s [options]\n\noptions:\n", map[string]string{"vllm": "vllm serve [model_tag]", "sglang": "launch_server.py"}[engine])
-	for _, o := range engineOptions[engine] {
-		fmt.Fprintf(&b, "  %s\n", o)
-	}
-	return b.String()
+	usage := map[string]string{"vllm": "vllm serve [model_tag]", "sglang": "launch_server.py"}[engine]
+	return "usage: " + usage + " [options]\n\noptions:\n  " + strings.Join(engineOptions[engine], "\n  ") + "\n"
 }
 
 // vllmModelTag is the word after `serve` ("" when none).
@@ -321,10 +311,8 @@ func (p *argvParser) flag(c *serverConfig) error {
 // complete checks what the engine requires and fills in its defaults.
 func (p *argvParser) complete(c *serverConfig) error {
 	if c.ModelArg == "" {
-		if c.Engine == "vllm" {
-			return errors.New("vllm serve: error: the following arguments are required: model_tag")
-		}
-		return errors.New("launch_server.py: error: the following arguments are required: --model-path")
+		arg := map[string]string{"vllm": "model_tag", "sglang": "--model-path"}[c.Engine]
+		return fmt.Errorf("%s: error: the following arguments are required: %s", p.prog, arg)
 	}
 	if c.TP < 1 {
 		return p.bad("--tensor-parallel-size", "0", "int")

@@ -22,11 +22,9 @@ func (w *world) readGPUPeaks() gpuPeaksDoc {
 	if b, err := os.ReadFile(filepath.Join(w.dir, gpuPeaks)); err == nil {
 		_ = json.Unmarshal(b, &doc)
 	}
-	for len(doc.PeakBytes) < len(w.gpus) {
-		doc.PeakBytes = append(doc.PeakBytes, 0)
-	}
-	doc.PeakBytes = doc.PeakBytes[:len(w.gpus)]
-	return doc
+	peaks := make([]int64, len(w.gpus))
+	copy(peaks, doc.PeakBytes)
+	return gpuPeaksDoc{PeakBytes: peaks}
 }
 
 // raiseGPUPeaks raises the marks of gpus to what their live processes hold

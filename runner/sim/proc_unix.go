@@ -70,8 +70,5 @@ func processAlive(pid int, start uint64) bool {
 		}
 		return syscall.Kill(pid, 0) == nil || syscall.Kill(pid, 0) == syscall.EPERM
 	}
-	if state == 'Z' || state == 'X' {
-		return false
-	}
-	return start == 0 || st == start
+	return state != 'Z' && state != 'X' && (start == 0 || st == start)
 }

@@ -230,43 +230,33 @@ func (s *simServer) gpuFreeLocked() int64 {
 // processWaitersLocked admits waiting requests in arrival order and computes
 // the shortfall of those left; world lock and s.mu held.
 func (s *simServer) processWaitersLocked() {
-	if len(s.waiters) == 0 {
-		s.needBytes = 0
-		return
-	}
-	free := s.gpuFreeLocked()
+	s.needBytes = 0
 	for len(s.waiters) > 0 {
-		wt := s.waiters[0]
+		wt, free := s.waiters[0], s.gpuFreeLocked()
 		res, short, err := s.kv.tryAdmit(wt.r, free)
-		if err != nil {
+		switch {
+		case err != nil:
 			wt.err = &httpError{400, fmt.Sprintf("%v: %d tokens needed, %d in the KV cache", err, wt.r.need, s.kv.capacityTokens)}
-			s.waiters = s.waiters[1:]
-			close(wt.ready)
-			continue
-		}
-		if res != admitted {
-			s.needBytes = 0
-			if res == blockedGPU {
-				// What the queue still needs beyond the free memory.
-				s.needBytes = short
-				for _, other := range s.waiters[1:] {
-					s.needBytes += s.kv.bytesFor(int64(other.r.prompt + other.r.maxOut))
-				}
-				if s.needBytes > s.shortfall || s.now().Sub(s.shortfallAt) > LedgerHold(s.scale) {
-					if s.shortfall == 0 {
-						s.log.kvcached("cannot map %d bytes on GPU %d (%d free): posting a shortfall of %d bytes", short, s.gpus[0], free, s.needBytes)
-					}
-					s.shortfall = s.needBytes
-				}
-				s.shortfallAt = s.now()
+		case res == blockedGPU:
+			// What the queue still needs beyond the free memory.
+			s.needBytes = short
+			for _, other := range s.waiters[1:] {
+				s.needBytes += s.kv.bytesFor(int64(other.r.prompt + other.r.maxOut))
 			}
+			if s.needBytes > s.shortfall || s.now().Sub(s.shortfallAt) > LedgerHold(s.scale) {
+				if s.shortfall == 0 {
+					s.log.kvcached("cannot map %d bytes on GPU %d (%d free): posting a shortfall of %d bytes", short, s.gpus[0], free, s.needBytes)
+				}
+				s.shortfall = s.needBytes
+			}
+			s.shortfallAt = s.now()
+			return
+		case res != admitted:
 			return
 		}
 		s.waiters = s.waiters[1:]
 		close(wt.ready)
-		free = s.gpuFreeLocked()
 	}
-	s.needBytes = 0
 }
 
 // mergeKvctlLocked reads the segment file and adopts kvctl's limit from it,

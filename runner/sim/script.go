@@ -18,13 +18,11 @@ func mainScript(args []string, stdout, stderr io.Writer, getenv func(string) str
 		args = args[1:]
 	}
 	if !slices.ContainsFunc(args, func(a string) bool { return strings.HasSuffix(a, "validate_cpu_offload_vmm.py") }) {
-		fmt.Fprintf(stderr, "ci-report sim script: no simulated script in %q (known: validate_cpu_offload_vmm.py)\n", args)
-		return 2
+		return failf(stderr, 2, "ci-report sim script: no simulated script in %q (known: validate_cpu_offload_vmm.py)\n", args)
 	}
 	faults, err := parseFaults(getenv("CI_REPORT_SIM_FAULTS"))
 	if err != nil {
-		fmt.Fprintln(stderr, "ci-report sim script: CI_REPORT_SIM_FAULTS:", err)
-		return 2
+		return fail(stderr, 2, "ci-report sim script: CI_REPORT_SIM_FAULTS:", err)
 	}
 	arg := func(flag string, def int) int {
 		if i := slices.Index(args, flag); i >= 0 && i+1 < len(args) {
@@ -36,12 +34,10 @@ func mainScript(args []string, stdout, stderr io.Writer, getenv func(string) str
 	}
 	pageMB, layers, pages, cycles := arg("--page-size-mb", 2), arg("--layers", 8), arg("--pages", 4), arg("--cycles", 5)
 	if min(pageMB, layers, pages, cycles) <= 0 {
-		fmt.Fprintln(stderr, "ValueError: page size, layers, pages, and cycles must be positive")
-		return 1
+		return fail(stderr, 1, "ValueError: page size, layers, pages, and cycles must be positive")
 	}
 	if _, ok := faults.get(FaultOffloadMismatch, "offload"); ok {
-		fmt.Fprintln(stderr, "RuntimeError: round-trip payload mismatch for page 0, payload 0")
-		return 1
+		return fail(stderr, 1, "RuntimeError: round-trip payload mismatch for page 0, payload 0")
 	}
 	page := float64(pageMB << 20)
 	perPage := page * float64(layers) * 2

@@ -5,7 +5,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
-	"sort"
+	"slices"
 	"strings"
 	"unicode"
 )
@@ -79,16 +79,14 @@ func (w *world) segments() (segs []segmentFile, errs []error) {
 		if !ok || strings.HasPrefix(e.Name(), ".") {
 			continue
 		}
-		s, err := w.readSegment(name)
-		if err != nil {
-			if !os.IsNotExist(err) {
-				errs = append(errs, err)
-			}
-			continue
+		switch s, err := w.readSegment(name); {
+		case err == nil:
+			segs = append(segs, s)
+		case !os.IsNotExist(err):
+			errs = append(errs, err)
 		}
-		segs = append(segs, s)
 	}
-	sort.Slice(segs, func(i, j int) bool { return segs[i].IPC < segs[j].IPC })
+	slices.SortFunc(segs, func(a, b segmentFile) int { return strings.Compare(a.IPC, b.IPC) })
 	return segs, errs
 }
 

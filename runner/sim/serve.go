@@ -142,9 +142,9 @@ func runServe(ctx context.Context, env serveEnv, engine string, argv []string) i
 		fmt.Fprint(env.stdout, helpText(engine))
 		return 0
 	}
-	s, code := newSimServer(env, engine, argv)
-	if s == nil {
-		return code
+	s, err := newSimServer(env, engine, argv)
+	if err != nil {
+		return fail(env.stderr, 2, err)
 	}
 	// Signals first: a stop during loading must still be clean.
 	sig := make(chan os.Signal, 2)
@@ -156,43 +156,38 @@ func runServe(ctx context.Context, env serveEnv, engine string, argv []string) i
 }
 
 // newSimServer reads the engine's command line and environment into a
-// server, or prints why it cannot start (nil and exit code 2).
-func newSimServer(env serveEnv, engine string, argv []string) (*simServer, int) {
+// server, or says why it cannot start.
+func newSimServer(env serveEnv, engine string, argv []string) (*simServer, error) {
 	cfg, err := parseEngineArgv(engine, argv)
 	if err != nil {
-		fmt.Fprintln(env.stderr, err)
-		return nil, 2
+		return nil, err
 	}
 	faults, err := parseFaults(env.getenv("CI_REPORT_SIM_FAULTS"))
 	if err != nil {
-		fmt.Fprintln(env.stderr, "ci-report sim serve: CI_REPORT_SIM_FAULTS:", err)
-		return nil, 2
+		return nil, fmt.Errorf("ci-report sim serve: CI_REPORT_SIM_FAULTS: %w", err)
 	}
 	scale, err := ParseTimescale(env.getenv("CI_REPORT_SIM_TIMESCALE"))
 	if err != nil {
-		fmt.Fprintln(env.stderr, "ci-report sim serve:", err)
-		return nil, 2
+		return nil, fmt.Errorf("ci-report sim serve: %w", err)
 	}
 	s := &simServer{
 		cfg: cfg, faults: faults, scale: scale, now: env.now, pid: os.Getpid(),
 		log:  &engineLog{engine: engine, out: env.stdout, errw: env.stderr, now: env.now},
 		dead: make(chan struct{}), exit: os.Exit,
+		elastic: truthy(env.getenv("ENABLE_KVCACHED")) && truthy(env.getenv("KVCACHED_AUTOPATCH")),
+		devMode: env.getenv("VLLM_SERVER_DEV_MODE") == "1", sideHost: env.getenv("VLLM_NIXL_SIDE_CHANNEL_HOST"),
 	}
 	s.pidStart = processStart(s.pid)
-	s.elastic = truthy(env.getenv("ENABLE_KVCACHED")) && truthy(env.getenv("KVCACHED_AUTOPATCH"))
-	s.devMode = env.getenv("VLLM_SERVER_DEV_MODE") == "1"
-	s.sideHost = env.getenv("VLLM_NIXL_SIDE_CHANNEL_HOST")
 	s.sidePort, _ = strconv.Atoi(env.getenv("VLLM_NIXL_SIDE_CHANNEL_PORT"))
 	if s.elastic {
 		s.ipc = cmp.Or(kvcachedIPCName(env.getenv("KVCACHED_IPC_NAME")), "kvcached_"+engine+"_"+strconv.Itoa(s.pid))
 		if err := validIPC(s.ipc); err != nil {
-			fmt.Fprintln(env.stderr, "[kvcached] error:", err)
-			return nil, 2
+			return nil, fmt.Errorf("[kvcached] error: %w", err)
 		}
 	}
 	s.ids = []string{s.ipc, cfg.Model.HFID, cfg.Model.Key, cfg.ModelArg, engine, "port=" + strconv.Itoa(cfg.Port), cfg.ServedName}
 	s.faults = s.faults.firing(env.dir, s.ids)
-	return s, 0
+	return s, nil
 }
 
 // watchStop sends on stop why the server is to stop: a signal, ctx's end,
@@ -251,14 +246,11 @@ func (s *simServer) run(env serveEnv, stop <-chan string) int {
 	}
 
 	// Loading the weights takes time; a stop meanwhile is clean.
-	load := vllmLoadTime
-	if cfg.Engine == "sglang" {
-		load = sglangLoadTime
-	}
+	load := map[string]time.Duration{"vllm": vllmLoadTime, "sglang": sglangLoadTime}[cfg.Engine]
 	if why, stopped := sleepUnless(scaled(load/2, s.scale, time.Millisecond), stop); stopped {
 		return s.shutdown(why, nil, false)
 	}
-	if err := s.allocate(env); err != nil {
+	if err := s.allocate(); err != nil {
 		s.fatal([]string{`File "/usr/local/lib/python3.12/dist-packages/vllm/v1/worker/gpu_worker.py", line 239, in determine_available_memory`,
 			`  torch.cuda.empty_cache()`}, err.Error())
 		s.cleanup(s.kv != nil) // a half-way registration leaves no record
@@ -390,11 +382,10 @@ func deviceGPUs(getenv func(string) string, world int, devices func(n int) ([]in
 	if err != nil {
 		return nil, fmt.Errorf("%w (in a container of world GPUs %v)", err, c)
 	}
-	out := make([]int, len(dev))
 	for k, d := range dev {
-		out[k] = c[d]
+		dev[k] = c[d] // the container's device d is its d-th lowest world GPU
 	}
-	return out, nil
+	return dev, nil
 }
 
 // visibleGPUs parses CUDA_VISIBLE_DEVICES into device indices below n; empty
@@ -466,7 +457,7 @@ func (s *simServer) startupLogs(env serveEnv) {
 
 // allocate loads the weights onto the GPUs and sets up the KV cache: the
 // whole preallocation natively, a virtual capacity and a segment under kvcached.
-func (s *simServer) allocate(env serveEnv) error {
+func (s *simServer) allocate() error {
 	cfg := s.cfg
 	if err := s.w.lock.Lock(); err != nil {
 		return fmt.Errorf("RuntimeError: %v", err)
@@ -611,10 +602,7 @@ const kvcachedHybridBlockTokens = 384
 
 // MaxModelLenOr is the context length, or def when the argv left it to the model.
 func (c serverConfig) MaxModelLenOr(def int) int {
-	if c.MaxModelLen > 0 && c.MaxModelLen < def {
-		return c.MaxModelLen
-	}
-	return def
+	return min(cmp.Or(c.MaxModelLen, def), def)
 }
 
 func (s *simServer) procRecord() procRecord {
@@ -693,7 +681,13 @@ func (s *simServer) shutdown(why string, srv *http.Server, registered bool) int 
 	if srv != nil {
 		srv.Close()
 	}
-	s.abortWaiters(errors.New("server shutting down"))
+	s.mu.Lock()
+	for _, wt := range s.waiters {
+		wt.err = errors.New("server shutting down")
+		close(wt.ready)
+	}
+	s.waiters = nil
+	s.mu.Unlock()
 	time.Sleep(scaled(shutdownTime, s.scale, 0))
 	s.log.uvicorn("Shutting down")
 	s.log.uvicorn("Waiting for application shutdown.")
@@ -778,19 +772,6 @@ func (s *simServer) crash(inflight int) {
 	})
 }
 
-func (s *simServer) abortWaiters(err error) {
-	if s.kv == nil {
-		return
-	}
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	for _, wt := range s.waiters {
-		wt.err = err
-		close(wt.ready)
-	}
-	s.waiters = nil
-}
-
 // pyException is an engine's start-up failure, worded as the Python
 // exception the real engine raises (so it ends in a period).
 type pyException string
@@ -801,8 +782,7 @@ func pyExc(format string, a ...any) error { return pyException(fmt.Sprintf(forma
 
 // statsLoop logs the engine's periodic stats line while it has work.
 func (s *simServer) statsLoop(stop <-chan struct{}) {
-	period := scaled(statsPeriod, s.scale, 20*time.Millisecond)
-	t := time.NewTicker(period)
+	t := time.NewTicker(scaled(statsPeriod, s.scale, 20*time.Millisecond))
 	defer t.Stop()
 	for {
 		select {

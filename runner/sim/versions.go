@@ -3,7 +3,6 @@ package sim
 import (
 	"cmp"
 	"encoding/json"
-	"fmt"
 	"io"
 	"maps"
 	"slices"
@@ -67,23 +66,20 @@ func simPatchNames() []string {
 // (docs/runner.md §7.4).
 func runVersions(engine, kvcachedVersion, engineVersion, mrv2Range string, faults faultSet, stdout, stderr io.Writer) int {
 	if _, ok := faults.get(FaultVersionsFail, engine); ok {
-		fmt.Fprintln(stderr, "python3: can't open file: No such file or directory")
-		return 1
+		return fail(stderr, 1, "python3: can't open file: No such file or directory")
 	}
 	v, ok := simVersions[engine]
 	if !ok {
-		fmt.Fprintf(stderr, "ci-report sim versions: unknown engine %q (vllm or sglang)\n", engine)
-		return 2
+		return failf(stderr, 2, "ci-report sim versions: unknown engine %q (vllm or sglang)\n", engine)
 	}
 	v = maps.Clone(v)
 	v["kvcached_patches"] = simPatchNames()
 	v["kvcached_patch_ranges"] = simPatchRanges(mrv2Range)
 	v["kvcached_integration_ranges"] = simIntegrationRanges
-	if kvcachedVersion != "" {
-		v["kvcached"] = kvcachedVersion
-	}
-	if engineVersion != "" {
-		v["engine"] = engineVersion
+	for k, over := range map[string]string{"kvcached": kvcachedVersion, "engine": engineVersion} {
+		if over != "" {
+			v[k] = over
+		}
 	}
 	if _, ok := faults.get(FaultNoAutopatchPth, engine); ok {
 		v["kvcached_install_problems"] = []string{"kvcached_autopatch.pth is in no site-packages (/usr/local/lib/python3.12/dist-packages), so nothing would be patched"}
