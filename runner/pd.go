@@ -5,12 +5,12 @@ import (
 	"context"
 	"fmt"
 	"io"
-	"os"
 	"slices"
 	"strconv"
 	"strings"
 
 	"github.com/ovg-project/ci-report/collect"
+	"github.com/ovg-project/ci-report/internal/safefile"
 	"github.com/ovg-project/ci-report/runner/internal/checks"
 )
 
@@ -122,7 +122,7 @@ func nixlLogs(servers []*Server) []collect.Check {
 	var errs []string
 	for _, s := range servers {
 		scan := checks.PDLogScan{Name: s.Plan.Name}
-		f, err := os.Open(s.LogPath())
+		f, err := safefile.Open(s.LogPath())
 		if err == nil {
 			if _, err = f.Seek(s.LogStart(), io.SeekStart); err == nil {
 				sc := bufio.NewScanner(f)

@@ -16,6 +16,7 @@ import (
 	"time"
 
 	"github.com/ovg-project/ci-report/collect"
+	"github.com/ovg-project/ci-report/internal/safefile"
 	"github.com/ovg-project/ci-report/internal/text"
 	"github.com/ovg-project/ci-report/runner/engine"
 	"github.com/ovg-project/ci-report/runner/gpu"
@@ -55,7 +56,7 @@ func (r *Runner) Run(ctx context.Context) (*Outcome, error) {
 	if err := w.ClearResults(); err != nil {
 		return nil, err
 	}
-	runLog, err := os.OpenFile(filepath.Join(r.OutDir, "run.log"), os.O_CREATE|os.O_WRONLY|os.O_TRUNC, 0o644)
+	runLog, err := safefile.Create(filepath.Join(r.OutDir, "run.log"))
 	if err != nil {
 		return nil, fmt.Errorf("open run log: %w", err)
 	}

@@ -4,13 +4,13 @@ import (
 	"context"
 	"fmt"
 	"io"
-	"os"
 	"os/exec"
 	"path/filepath"
 	"slices"
 	"strings"
 
 	"github.com/ovg-project/ci-report/collect"
+	"github.com/ovg-project/ci-report/internal/safefile"
 	"github.com/ovg-project/ci-report/internal/text"
 	"github.com/ovg-project/ci-report/runner/internal/checks"
 )
@@ -82,7 +82,7 @@ func (c *Case) install(ctx context.Context, engineName string) (problem, note st
 	if cmdline, ok := c.R.InstallCmd[engineName]; ok && cmdline != "" {
 		logName := engineName + "-install.log"
 		logPath := filepath.Join(c.R.OutDir, logName)
-		f, err := os.Create(logPath)
+		f, err := safefile.Create(logPath)
 		if err != nil {
 			return fmt.Sprintf("create %s: %v", logPath, err), ""
 		}

@@ -146,3 +146,18 @@ func TestMessagesInUsersTerms(t *testing.T) {
 		}
 	}
 }
+
+// TestRunLogNeverWaitsOnAPipe: a named pipe with no reader where run writes
+// its run.log (a part directory used before) is refused at once, naming it;
+// opening it for writing had waited for a reader, deaf to SIGTERM.
+func TestRunLogNeverWaitsOnAPipe(t *testing.T) {
+	out := t.TempDir()
+	fifo := filepath.Join(out, "run.log")
+	if err := syscall.Mkfifo(fifo, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	code, stderr := runBounded(t, time.Minute, "run", "--simulate", "--profile", "smoke", "--cases", "vllm-setup", "--out", out)
+	if code == 0 || !strings.Contains(stderr, fifo) || !strings.Contains(stderr, "no reader") {
+		t.Errorf("run with a pipe for its run.log: exit %d, stderr %q; want a failure naming %s", code, stderr, fifo)
+	}
+}

@@ -194,6 +194,18 @@ func OpenAppend(path string) (*os.File, error) {
 	return f, nil
 }
 
+// Create opens path for writing from its start, creating a regular file
+// where there is none, by OpenAppend's rules: a named pipe with no reader is
+// refused at once (opening it for writing would wait for a reader, deaf to
+// signals), a directory or a socket refused, nothing replaced.
+func Create(path string) (*os.File, error) {
+	f, err := openWrite(path, os.O_WRONLY|os.O_CREATE|os.O_TRUNC)
+	if err != nil {
+		return nil, &WriteError{path, err}
+	}
+	return f, nil
+}
+
 // Append appends data to path (see OpenAppend).
 func Append(path string, data []byte) error {
 	f, err := OpenAppend(path)

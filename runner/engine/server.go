@@ -244,14 +244,14 @@ func openServeLog(cfg ServerConfig) (lf *os.File, start int64, err error) {
 		if err := safefile.Write(filepath.Join(cfg.Dir, "cmd.txt"), cmdLine); err != nil {
 			return nil, 0, err
 		}
-		lf, err = os.OpenFile(logPath, os.O_CREATE|os.O_WRONLY|os.O_TRUNC, 0o644)
+		lf, err = safefile.Create(logPath)
 		return lf, 0, err
 	}
 	header := cfg.Redact.Bytes([]byte("=== " + cfg.Header + " ===\n"))
 	if err := safefile.Append(filepath.Join(cfg.Dir, "cmd.txt"), append(header, cmdLine...)); err != nil {
 		return nil, 0, err
 	}
-	f, err := os.OpenFile(logPath, os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o644)
+	f, err := safefile.OpenAppend(logPath)
 	if err != nil {
 		return nil, 0, err
 	}
