@@ -121,7 +121,7 @@ func kindName(k jsontext.Kind) string { return cmp.Or(kindNames[k], "nothing") }
 // readError is err of the decoder (reading at field path where, "" for
 // the document) in this package's words (`cases[0].phases: byte 41:
 // invalid character 'x' at start of value`); a repeated key is named by its
-// whole path (`cases[0].log.a: repeated in its object`).
+// whole path (`cases[0].log.a: repeated in its object`); nil for nil.
 func (r *caseReader) readError(where string, err error) error {
 	var se *jsontext.SyntacticError
 	if errors.As(err, &se) && errors.Is(se.Err, jsontext.ErrDuplicateName) {
@@ -511,10 +511,7 @@ func (r *caseReader) topLevel(field string, v any) error {
 	if bad != nil {
 		return atField(field, bad)
 	}
-	if err := json.Unmarshal(r.kept, v, readOptions); err != nil {
-		return decodeError(field, err)
-	}
-	return nil
+	return decodeError(field, json.Unmarshal(r.kept, v, readOptions))
 }
 
 // openObject reads the '{' that opens the document: an empty input is
@@ -537,10 +534,8 @@ func (r *caseReader) openObject() error {
 		}
 		return &kindError{want: "object", got: kindName(kind)}
 	}
-	if _, err := d.ReadToken(); err != nil {
-		return r.readError("", err)
-	}
-	return nil
+	_, err := d.ReadToken()
+	return r.readError("", err)
 }
 
 // readCasesJSONL reads cases.jsonl from r, one case per line, each read on
@@ -622,7 +617,7 @@ func (r *caseReader) line(where string, c *CaseResult) (defect, err error) {
 }
 
 // decodeError is err of json.Unmarshal for the value at field path where
-// (`cases[2].checks[1].ok: want bool, got number`).
+// (`cases[2].checks[1].ok: want bool, got number`); nil for nil.
 func decodeError(where string, err error) error {
 	var se *json.SemanticError
 	if errors.As(err, &se) {
