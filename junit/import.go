@@ -387,17 +387,8 @@ func pytestNodeID(classname, name, file string) string {
 			module, classes, split = classname[:i], classname[i+1:], true
 		}
 	}
-	for i := strings.IndexByte(classname, '.'); i >= 0 && !split; {
-		next := classname[i+1:]
-		if strings.HasPrefix(next, "Test") {
-			module, classes, split = classname[:i], next, true
-			break
-		}
-		j := strings.IndexByte(next, '.')
-		if j < 0 {
-			break
-		}
-		i += 1 + j
+	if i := strings.Index(classname, ".Test"); i >= 0 && !split {
+		module, classes, split = classname[:i], classname[i+1:], true
 	}
 	b.Grow(len(module) + 2*len(classes) + len(name) + 7)
 	writeDotsAs(&b, module, "/")
@@ -602,8 +593,7 @@ func (im *Import) write(p *pass) error {
 	}); err != nil {
 		return err
 	}
-	yes := true
-	meta.Complete = &yes
+	meta.Complete = new(true)
 	return im.writePartMeta(w, meta, p)
 }
 
@@ -660,8 +650,7 @@ func (im *Import) partMeta(p *pass) (*collect.PartMeta, error) {
 	if err != nil {
 		return nil, err
 	}
-	no := false
-	meta := &collect.PartMeta{Format: 1, Part: im.Part, Profile: cmp.Or(im.Profile, DefaultProfile), Complete: &no,
+	meta := &collect.PartMeta{Format: 1, Part: im.Part, Profile: cmp.Or(im.Profile, DefaultProfile), Complete: new(false),
 		CIReportVersion: im.Version, GitHub: gh, Revision: im.Revision, Arm: im.Arm, Leg: im.Leg, Host: p.host}
 	if !p.first.IsZero() { // else no suite has a timestamp that parses
 		meta.StartedAt, meta.FinishedAt = p.first.UTC().Format(time.RFC3339), p.last.UTC().Format(time.RFC3339)

@@ -241,12 +241,8 @@ func (p *pass) keep(n int) bool {
 func (p *pass) suiteStart(s *Suite) error {
 	o := &openSuite{s: s, ordinal: p.ordinal, keep: p.keep(p.ordinal)}
 	p.ordinal++
-	var parent *openSuite
-	if len(p.open) > 0 {
-		parent = p.open[len(p.open)-1]
-	}
 	switch {
-	case parent != nil && parent.held != nil:
+	case len(p.open) > 0 && p.open[len(p.open)-1].held != nil: // nested in a held suite
 		o.held = &heldSuite{o: o}
 		p.held = append(p.held, o.held)
 	case p.plan != nil && p.plan.hold[o.ordinal]:
@@ -370,10 +366,7 @@ func (p *pass) emit(s *Suite, c *Case) error {
 	case cr.Flaky():
 		p.res.Flaky++
 	}
-	if err := p.cases.value(&caseOut{CaseResult: cr, Log: log}); err != nil {
-		return fmt.Errorf("encode case %s: %w", cr.Name, err)
-	}
-	if err := p.planned.value(cr.Name); err != nil {
+	if err := cmp.Or(p.cases.value(&caseOut{CaseResult: cr, Log: log}), p.planned.value(cr.Name)); err != nil {
 		return fmt.Errorf("encode case %s: %w", cr.Name, err)
 	}
 	// In batches: the redacting writer looks back from the end of each
