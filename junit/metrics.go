@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"slices"
 	"strings"
 
 	"github.com/ovg-project/ci-report/collect"
@@ -111,11 +112,9 @@ func (mx *metricsIndex) attach(name string, log *caseLog) {
 			log.Metrics = append(log.Metrics, *rec.metric)
 			continue
 		}
-		for _, e := range log.Events {
-			if e.Name == rec.event.Name {
-				mx.fail(rec.line, fmt.Errorf("event %q of case %q is repeated", text.CutLine(rec.event.Name, 200), text.CutLine(rec.caseName, 200)))
-				return
-			}
+		if slices.ContainsFunc(log.Events, func(e collect.Event) bool { return e.Name == rec.event.Name }) {
+			mx.fail(rec.line, fmt.Errorf("event %q of case %q is repeated", text.CutLine(rec.event.Name, 200), text.CutLine(rec.caseName, 200)))
+			return
 		}
 		if len(log.Events) == collect.MaxEvents {
 			mx.fail(rec.line, fmt.Errorf("case %q: over %d events", text.CutLine(rec.caseName, 200), collect.MaxEvents))
@@ -130,12 +129,9 @@ func (mx *metricsIndex) finish(cases int) error {
 	if mx == nil {
 		return nil
 	}
-	for i, used := range mx.used {
-		if !used {
-			rec := &mx.recs[i]
-			mx.fail(rec.line, fmt.Errorf("case %q is not among the %d imported cases", text.CutLine(rec.caseName, 200), cases))
-			break
-		}
+	if i := slices.Index(mx.used, false); i >= 0 {
+		rec := &mx.recs[i]
+		mx.fail(rec.line, fmt.Errorf("case %q is not among the %d imported cases", text.CutLine(rec.caseName, 200), cases))
 	}
 	return mx.err
 }
