@@ -286,8 +286,7 @@ func (f *phasesFilter) token(b []byte, i int) bool {
 		}
 	case ':':
 		if depth == f.caseDepth {
-			f.phases = f.key
-			f.value = f.key
+			f.phases, f.value = f.key, f.key
 		}
 	case ',':
 		if depth == f.caseDepth {

@@ -111,14 +111,6 @@ type spill struct {
 	vals int
 }
 
-func newSpill(dir, name string) (*spill, error) {
-	f, err := os.CreateTemp(dir, name+"*")
-	if err != nil {
-		return nil, fmt.Errorf("import: a temporary file: %w", err)
-	}
-	return &spill{f: f, w: bufio.NewWriterSize(f, 256<<10)}, nil
-}
-
 // elemIndent encodes a value of a JSON spill, and elemSep stands before
 // each but the first, as in json.MarshalIndent's output.
 var (
@@ -186,12 +178,12 @@ func newPass(im *Import, pl *plan, dir string, mx *metricsIndex) (*pass, error) 
 	p := &pass{im: im, plan: pl, res: &Result{}, metrics: mx, red: im.Redact}
 	p.learned.arms, p.learned.hold = map[int]armFact{}, map[int]bool{}
 	for _, s := range []**spill{&p.cases, &p.suites, &p.planned, &p.md, &p.runOut} {
-		sp, err := newSpill(dir, "spill")
+		f, err := os.CreateTemp(dir, "spill*")
 		if err != nil {
 			p.close()
-			return nil, err
+			return nil, fmt.Errorf("import: a temporary file: %w", err)
 		}
-		*s = sp
+		*s = &spill{f: f, w: bufio.NewWriterSize(f, 256<<10)}
 	}
 	for s, key := range map[*spill]string{p.cases: "cases", p.suites: "suites", p.planned: "planned"} {
 		s.key, s.red = key, p.red
