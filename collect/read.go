@@ -544,7 +544,7 @@ func (r *caseReader) openObject() error {
 // then the rest is not read. Offsets count from the start of the line.
 func readCasesJSONL(r io.Reader, skipLogs bool) (*readResult, error) {
 	br := bufio.NewReaderSize(r, scanBufSize)
-	var cr *caseReader
+	cr := newCaseReader(nil, 1, skipLogs) // reset to each line
 	var l caseList
 	var torn bool
 	var stopped string
@@ -555,11 +555,7 @@ func readCasesJSONL(r io.Reader, skipLogs bool) (*readResult, error) {
 	}
 	for line := 1; ; line++ {
 		lr := &lineReader{br: br}
-		if cr == nil {
-			cr = newCaseReader(lr, 1, skipLogs)
-		} else {
-			cr.reset(lr, 1)
-		}
+		cr.reset(lr, 1)
 		where := fmt.Sprintf("line %d", line)
 		cr.at = where
 		var c CaseResult
