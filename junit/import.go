@@ -338,9 +338,8 @@ func pytestReport(s *Suite) bool {
 // attrs["line"] = str(testreport.location[1]), the line getfslineno gives
 // ("The line number is 0-based.", src/_pytest/_code/code.py, commit
 // 5bf9f9a71183); Debian's pytest 7.2.1 writes line="3" for a test defined
-// on line 4 (TestProducers/pytest-xunit1 checks
-// every line against its def). Other producers' lines are taken
-// as written, 1-based.
+// on line 4 (TestProducers/pytest-xunit1 checks every line against its
+// def). Other producers' lines are taken as written, 1-based.
 func sourceLine(s *Suite, c *Case) int {
 	switch {
 	case !c.HasLine:

@@ -154,12 +154,10 @@ func (m *merger) addPart(i int, listed bool) error {
 func (m *merger) add(i int, c Case) error {
 	if !IsSetupCase(c.Name) {
 		p := &m.parts[i]
-		// The same case in two arms is what an arm comparison is
-		// made of (docs/formats.md §7.2), and the parts of one arm are
-		// its selections (a focused test, a targeted and a broad suite),
-		// which may share a test: one test with a result from each.
-		// Without arms it is a mix-up, but for the same test in two
-		// legs of a matrix, which are two tests (Case.ID).
+		// The same case in two arms is an arm comparison, and the parts
+		// of one arm are its selections, which may share a test
+		// (docs/formats.md §7.2). Without arms it is a mix-up, but for
+		// the same test in two legs of a matrix: two tests (Case.ID).
 		if j, dup := m.owner[c.ID()]; dup && j != i && !m.opts.AllowMixed && p.ArmOf() == "" && m.parts[j].ArmOf() == "" {
 			return &MixError{What: fmt.Sprintf("case %q", c.Label()), A: describe(&m.parts[j]), B: describe(p)}
 		}

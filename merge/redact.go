@@ -22,12 +22,10 @@ func (rep *Report) Redacted(red *collect.Redactor) (*Report, error) {
 	var buf bytes.Buffer
 	enc := json.NewEncoder(&buf)
 	enc.SetEscapeHTML(false)
-	// The setup's server cases (one a case of the report) are looked at one
-	// by one first, each encoded into the same small buffer, and the rest
-	// without them: encoding them all at once grew a buffer of megabytes
-	// (a tenth of render's CPU at 3,000 cases, most of it touching fresh
-	// memory) to find, most often, nothing to replace.
-	// Each is encoded as merged.json writes it (marshaler).
+	// The setup's cases are looked at first, one by one, each encoded as
+	// merged.json writes it (marshaler) into one small buffer: encoded at
+	// once they grew megabytes (a tenth of render's CPU at 3,000 cases) to
+	// find, most often, nothing to replace.
 	setupChanged := false
 	if rep.Setup != nil && len(rep.Setup.Cases) > 0 {
 		var lineBuf bytes.Buffer

@@ -84,8 +84,7 @@ func (t *Threshold) holds(c *Case, m *collect.Metric) bool {
 // threshold holds adds a check to its case, failed beyond the bound, and the
 // verdict recomputed (docs/render.md §12.5); what cannot be judged adds none.
 // rep is not changed; without thresholds it is returned as it is. The
-// thresholds are a render-time input, never in merged.json, validated by the
-// caller.
+// thresholds, validated by the caller, are a render-time input, never in merged.json.
 func (r *Report) WithThresholds(ts []Threshold, baseline string) *Report {
 	if len(ts) == 0 {
 		return r
