@@ -187,14 +187,12 @@ func (p *parser) next() (xml.Token, error) {
 	if err != nil {
 		var se *xml.SyntaxError
 		switch {
-		case errors.Is(err, safefile.ErrTooLarge):
+		case err == io.EOF || errors.Is(err, safefile.ErrTooLarge):
 			return nil, err
 		case p.encErr != nil:
 			return nil, &lineError{Line: p.line(), Msg: p.encErr.Error()}
 		case errors.As(err, &se):
 			return nil, &lineError{Line: se.Line, Msg: "malformed XML: " + strings.TrimPrefix(se.Msg, "xml: ")}
-		case err == io.EOF:
-			return nil, io.EOF
 		}
 		return nil, &lineError{Line: p.line(), Msg: "malformed XML: " + strings.TrimPrefix(err.Error(), "xml: ")}
 	}

@@ -446,36 +446,34 @@ func (r *Report) Counts() Counts {
 	counted := r.counted()
 	for i := range r.Cases {
 		c := &r.Cases[i]
-		switch {
-		case counted != nil && !counted[i]:
-			// Another selection's result stands for this test.
-		case c.Evidence:
-			n.Ran++
-			n.Evidence++
-		case c.NotRun:
+		if counted != nil && !counted[i] {
+			continue // another selection's result stands for this test
+		}
+		if c.NotRun { // never evidence (WithArmExpectations)
 			n.NotRun++
 			n.Total++
+			continue
+		}
+		n.Ran++
+		switch {
+		case c.Evidence:
+			n.Evidence++
 		case c.Failed():
-			n.Ran++
 			n.Failed++
 			n.Total++
 		case c.Skipped():
-			n.Ran++
 			n.Skipped++
 			if !IsSetupCase(c.Name) {
 				n.Total++
 			}
-		default:
-			n.Ran++
-			if !IsSetupCase(c.Name) {
-				n.Total++
-				n.Passed++
-				if c.KnownFailed() {
-					n.Known++
-				}
-				if c.Flaky() {
-					n.Flaky++
-				}
+		case !IsSetupCase(c.Name):
+			n.Total++
+			n.Passed++
+			if c.KnownFailed() {
+				n.Known++
+			}
+			if c.Flaky() {
+				n.Flaky++
 			}
 		}
 	}
