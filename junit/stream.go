@@ -350,7 +350,7 @@ func (p *pass) emit(s *Suite, c *Case) error {
 	}
 	p.metrics.attach(cr.Name, log)
 	p.res.Cases++
-	switch { // at most one holds (collect.CaseSkipped, CaseFlaky)
+	switch { // at most one holds (collect.CaseResult.Skipped, collect.CaseFlaky)
 	case cr.Failed():
 		p.res.Failed++
 	case cr.Skipped():

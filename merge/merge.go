@@ -358,7 +358,7 @@ func (c *Case) Failed() bool {
 }
 
 // Skipped reports whether the case ran and was skipped: it has a reason
-// and did not fail (the rule of collect.CaseSkipped, with Failed's account
+// and did not fail (the rule of collect.CaseResult.Skipped, with Failed's account
 // of known issues). A skipped case is neither failed nor not run, and does
 // not fail the verdict.
 func (c *Case) Skipped() bool {
