@@ -188,19 +188,10 @@ func (r *caseReader) record() (bad, err error) {
 	}
 	for {
 		kind := d.PeekKind()
-		if kind == '}' || kind == ']' {
-			if _, err := d.ReadToken(); err != nil {
-				return nil, err
-			}
-			hold([]byte{byte(kind)})
-			if d.StackDepth() == base {
-				return bad, nil
-			}
-			continue
-		}
+		opening, closing := kind == '{' || kind == '[', kind == '}' || kind == ']'
 		// The separator before a name or a value inside the value: jsontext
 		// gives tokens, not the commas and colons between them.
-		if depth := d.StackDepth(); depth > base {
+		if depth := d.StackDepth(); depth > base && !closing {
 			switch k, n := d.StackIndex(depth); {
 			case k == '[' && n > 0, k == '{' && n > 0 && n%2 == 0:
 				hold([]byte{','})
@@ -208,22 +199,21 @@ func (r *caseReader) record() (bad, err error) {
 				hold([]byte{':'})
 			}
 		}
-		if kind == '{' || kind == '[' {
-			if _, err := d.ReadToken(); err != nil {
-				return nil, err
-			}
-			hold([]byte{byte(kind)})
-			if d.StackDepth()-base > r.depth && bad == nil {
-				bad = fmt.Errorf("nested deeper than %d, not read", r.depth)
-				r.kept = r.kept[:start]
-			}
-			continue
+		var v []byte // a bracket, or a name or a scalar as written
+		if opening || closing {
+			_, err = d.ReadToken()
+			v = []byte{byte(kind)}
+		} else {
+			v, err = d.ReadValue()
 		}
-		v, err := d.ReadValue() // a name or a scalar, as written
 		if err != nil {
 			return nil, err
 		}
 		hold(v)
+		if opening && d.StackDepth()-base > r.depth && bad == nil {
+			bad = fmt.Errorf("nested deeper than %d, not read", r.depth)
+			r.kept = r.kept[:start]
+		}
 		if d.StackDepth() == base {
 			return bad, nil
 		}
