@@ -221,9 +221,7 @@ func partDirs(p string) ([]partDir, error) {
 // loadPart reads one part directory and decides its status (docs/formats.md §1.3).
 func loadPart(d partDir, opts LoadOptions) (p Part) {
 	p = Part{Dir: d.dir, Name: partName(d.dir)}
-	defer func() {
-		p.Display = DisplayName(p.Name) // after part.json may rename
-	}()
+	defer func() { p.Display = DisplayName(p.Name) }() // after part.json may rename
 	if d.missing {
 		p.Status, p.Reason = StatusMissing, ReasonNotFound
 		return p

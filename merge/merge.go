@@ -171,17 +171,8 @@ func (m *merger) add(i int, c Case) error {
 
 // partStatusOf is how the report lists part p.
 func partStatusOf(p *collect.Part) PartStatus {
-	ps := PartStatus{
-		Name:     p.Name,
-		Display:  p.Display,
-		Status:   string(p.Status),
-		Reason:   p.Reason,
-		ErrorTxt: p.ErrorTxt,
-		Planned:  len(p.Planned),
-		Ran:      len(p.Cases),
-		Arm:      p.ArmOf(),
-		Leg:      p.LegOf(),
-	}
+	ps := PartStatus{Name: p.Name, Display: p.Display, Status: string(p.Status), Reason: p.Reason, ErrorTxt: p.ErrorTxt,
+		Planned: len(p.Planned), Ran: len(p.Cases), Arm: p.ArmOf(), Leg: p.LegOf()}
 	if p.Setup != nil {
 		ps.Setup = p.Setup.Properties
 	}
