@@ -536,14 +536,15 @@ func (r *Report) computeVerdict() string {
 	}
 	var clauses []string
 	for _, p := range r.Parts {
+		name := text.Cut(p.Display, 100) // a part.json may name a part with any text
 		switch {
 		case p.Status == StatusMissing:
-			clauses = append(clauses, "; the "+verdictName(p.Display)+" part "+p.Missed())
+			clauses = append(clauses, "; the "+name+" part "+p.Missed())
 		case p.Status == StatusPartial && notRunOf[p.Display] == 0:
 			// Nothing of the part counts as not run (it ran its whole plan
 			// but did not finish writing its results, or had no plan): without
 			// this the verdict would be FAIL with no reason in it.
-			clauses = append(clauses, "; the "+verdictName(p.Display)+" cases finished partly")
+			clauses = append(clauses, "; the "+name+" cases finished partly")
 		}
 	}
 	arms := r.armClauses()
@@ -573,9 +574,3 @@ func (r *Report) computeVerdict() string {
 // headline of every document and a commit status, so a run of thousands of
 // unfinished parts must not make it thousands of clauses long.
 const maxVerdictParts = 5
-
-// verdictName is a part's display name as a verdict shows it: cut, as a
-// part.json may name a part with any text.
-func verdictName(display string) string {
-	return text.Cut(display, 100)
-}
