@@ -21,9 +21,6 @@ import (
 	"github.com/ovg-project/ci-report/internal/text"
 )
 
-// summary.json and cases.jsonl are read as a stream of tokens by jsontext
-// (docs/formats.md §4.6).
-
 // readOptions is how every reader of the formats decodes JSON: keys match
 // exactly or else case-insensitively (as encoding/json did), and invalid
 // UTF-8 in a string reads as U+FFFD. A repeated key stays an error: read
