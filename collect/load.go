@@ -301,9 +301,7 @@ func (l *partLoad) meta() (broken string) {
 	switch _, err := readJSONIn(l.root, l.dir, "part.json", safefile.Part, &meta); {
 	case err == nil:
 		l.p.Meta = &meta
-		if meta.Part != "" {
-			l.p.Name = meta.Part
-		}
+		l.p.Name = cmp.Or(meta.Part, l.p.Name)
 		l.p.Planned = meta.Planned
 	case !errors.Is(err, fs.ErrNotExist):
 		broken = err.Error()

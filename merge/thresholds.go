@@ -1,6 +1,7 @@
 package merge
 
 import (
+	"cmp"
 	"errors"
 	"fmt"
 	"math"
@@ -113,10 +114,7 @@ func (r *Report) WithThresholds(ts []Threshold, baseline string) *Report {
 		c.Checks = append(slices.Clip(c.Checks), added...)
 		if collect.CaseFailed(c.OK, c.Checks) {
 			c.OK = false
-			if c.Class == "" {
-				// Nothing observed says whose fault a bound is.
-				c.Class = collect.ClassUnclassified
-			}
+			c.Class = cmp.Or(c.Class, collect.ClassUnclassified) // nothing observed says whose fault a bound is
 		}
 	}
 	if !changed {
