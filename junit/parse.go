@@ -2,6 +2,7 @@ package junit
 
 import (
 	"bytes"
+	"cmp"
 	"context"
 	"encoding/xml"
 	"errors"
@@ -471,14 +472,8 @@ func (p *parser) endTally(line int, what string, d declared) {
 	if d.tests != nil && *d.tests > t.cases {
 		off = append(off, fmt.Sprintf("%d tests, but %s read", *d.tests, text.Plural(t.cases, "testcase was", "testcases were")))
 	}
-	n := 0 // the failures and errors declared
-	for _, v := range []*int{d.failures, d.errors} {
-		if v != nil {
-			n += *v
-		}
-	}
-	if n > t.failed {
-		off = append(off, fmt.Sprintf("%d failures and errors, but %d were read", n, t.failed))
+	if declared := *cmp.Or(d.failures, new(0)) + *cmp.Or(d.errors, new(0)); declared > t.failed {
+		off = append(off, fmt.Sprintf("%d failures and errors, but %d were read", declared, t.failed))
 	}
 	if d.skipped != nil && *d.skipped > t.skipped {
 		off = append(off, fmt.Sprintf("%d skipped, but %s skipped", *d.skipped, text.Plural(t.skipped, "testcase was", "testcases were")))
