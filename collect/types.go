@@ -134,10 +134,8 @@ type RoleServer struct {
 
 // Kind returns the block of the named kind (nil: none).
 func (s *Setup) Kind(name string) *KindSetup {
-	for i := range s.Kinds {
-		if s.Kinds[i].Kind == name {
-			return &s.Kinds[i]
-		}
+	if i := slices.IndexFunc(s.Kinds, func(k KindSetup) bool { return k.Kind == name }); i >= 0 {
+		return &s.Kinds[i]
 	}
 	return nil
 }

@@ -374,10 +374,8 @@ type attrs []xml.Attr
 // lookup is the value of the plain (unprefixed) attribute key; the first
 // of a repeated name wins.
 func (m attrs) lookup(key string) (string, bool) {
-	for _, a := range m {
-		if a.Name.Space == "" && a.Name.Local == key {
-			return a.Value, true
-		}
+	if i := slices.IndexFunc(m, func(a xml.Attr) bool { return a.Name.Space == "" && a.Name.Local == key }); i >= 0 {
+		return m[i].Value, true
 	}
 	return "", false
 }
