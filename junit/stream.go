@@ -224,10 +224,7 @@ func (p *pass) readAll() error {
 // keep says whether the suite of ordinal n is imported: those of the
 // plan's arm, when the files hold arms.
 func (p *pass) keep(n int) bool {
-	if p.plan == nil || len(p.plan.arms) == 0 {
-		return true
-	}
-	return p.plan.arms[n].arm == p.plan.arm
+	return p.plan == nil || len(p.plan.arms) == 0 || p.plan.arms[n].arm == p.plan.arm
 }
 
 func (p *pass) suiteStart(s *Suite) error {
