@@ -71,11 +71,9 @@ func loadMetrics(path string) *metricsIndex {
 	}
 	if err := sc.Err(); err != nil {
 		if errors.Is(err, bufio.ErrTooLong) {
-			err = fmt.Errorf("read metrics %s: a line over %d bytes", path, maxMetricLine)
-		} else {
-			err = fmt.Errorf("read metrics %s: %w", path, err)
+			err = fmt.Errorf("a line over %d bytes", maxMetricLine)
 		}
-		mx.loadErr, mx.loadLine = err, n
+		mx.loadErr, mx.loadLine = fmt.Errorf("read metrics %s: %w", path, err), n
 	}
 	return mx
 }
