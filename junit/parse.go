@@ -556,7 +556,6 @@ func (p *parser) properties() ([]collect.Property, error) {
 			return p.skip()
 		}
 		m := attrs(t.Attr)
-		name := m.get("name")
 		v, hasValue := m.lookup("value")
 		txt, err := p.text(nil)
 		if err != nil {
@@ -565,7 +564,7 @@ func (p *parser) properties() ([]collect.Property, error) {
 		if !hasValue {
 			v = strings.TrimSpace(txt)
 		}
-		out = append(out, collect.Property{Name: name, Value: v})
+		out = append(out, collect.Property{Name: m.get("name"), Value: v})
 		return nil
 	}, nil)
 	return out, err

@@ -93,10 +93,9 @@ func (rep *Report) Redacted(red *collect.Redactor) (*Report, error) {
 // of them.
 func (c Case) redacted(red *collect.Redactor, names map[string]string) (Case, bool, error) {
 	// str redacts *s in place and reports whether it changed.
-	str := func(s *string) bool {
+	str := func(s *string) (changed bool) {
 		r := red.String(*s)
-		changed := r != *s
-		*s = r
+		changed, *s = r != *s, r
 		return changed
 	}
 	strs := func(list *[]string) bool {
