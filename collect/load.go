@@ -395,11 +395,9 @@ func (l *partLoad) decide(metaBroken, summaryErr string, sum *readResult) {
 	case p.HasSummary:
 		p.Status = StatusComplete
 	case len(p.Cases) > 0:
-		p.Status = StatusPartial
-		p.Reason = fmt.Sprintf("%s; %d finished cases from cases.jsonl", summaryErr, len(p.Cases))
+		p.Status, p.Reason = StatusPartial, fmt.Sprintf("%s; %d finished cases from cases.jsonl", summaryErr, len(p.Cases))
 	default:
-		p.Status = StatusMissing
-		p.Cases = nil
+		p.Status, p.Cases = StatusMissing, nil
 		switch {
 		case !IsPartDir(l.dir):
 			p.Reason = ReasonNoPartFiles
