@@ -302,8 +302,8 @@ func (r *Redactor) JSON(data []byte) []byte {
 		copied int                  // data[:copied] is in out
 		from   int                  // no candidate before from is left
 		cands  = [3]int{-2, -2, -2} // -2: not looked for yet
+		str    []byte               // a decoded string, reused
 	)
-	var str []byte // a decoded string, reused
 	for {
 		j := -1
 		for k := range cands {
