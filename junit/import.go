@@ -151,18 +151,6 @@ func (im *Import) Run() (*Result, error) {
 	return p.res, nil
 }
 
-func (im *Import) read(pl *plan, dir string, mx *metricsIndex) (*pass, error) {
-	p, err := newPass(im, pl, dir, mx)
-	if err != nil {
-		return nil, err
-	}
-	if err := p.readAll(); err != nil {
-		p.close()
-		return nil, err
-	}
-	return p, nil
-}
-
 // renamed notes that the case read at c.Line of file, named name like an
 // earlier one, is imported as unique (one warning each, up to maxWarnings).
 func (res *Result) renamed(file string, c *Case, name, unique string) {

@@ -173,8 +173,8 @@ func (s *spill) copyTo(w io.Writer) error {
 
 func (s *spill) close() { s.f.Close() }
 
-// newPass makes a reading's spills in dir.
-func newPass(im *Import, pl *plan, dir string, mx *metricsIndex) (*pass, error) {
+// read makes a reading's spills in dir and reads every file into them.
+func (im *Import) read(pl *plan, dir string, mx *metricsIndex) (*pass, error) {
 	p := &pass{im: im, plan: pl, res: &Result{}, metrics: mx, red: im.Redact}
 	p.learned.arms, p.learned.hold = map[int]armFact{}, map[int]bool{}
 	for _, s := range []**spill{&p.cases, &p.suites, &p.planned, &p.md, &p.runOut} {
@@ -189,7 +189,11 @@ func newPass(im *Import, pl *plan, dir string, mx *metricsIndex) (*pass, error) 
 		s.key, s.red = key, p.red
 	}
 	p.mdRed = p.red.Writer(p.md)
-	if _, err := p.mdRed.Write(collect.SummaryMarkdownHead(im.Part, p.red)); err != nil {
+	_, err := p.mdRed.Write(collect.SummaryMarkdownHead(im.Part, p.red))
+	if err == nil {
+		err = p.readAll()
+	}
+	if err != nil {
 		p.close()
 		return nil, err
 	}
