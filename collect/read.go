@@ -269,14 +269,12 @@ func (r *caseReader) keepField(where string) (bad, err error) {
 		return nil, nil
 	}
 	at := func() string { return where + "." + k } // made only for an error
-	if k == "log" {
-		// A log is an object, or null (kept as null).
-		if kind := d.PeekKind(); kind != '{' && kind != 'n' {
-			if err := d.SkipValue(); err != nil {
-				return nil, r.readError(at(), err)
-			}
-			return &fieldError{Field: at(), Err: &kindError{want: "object", got: kindName(kind)}}, nil
+	// A log is an object, or null (kept as null).
+	if kind := d.PeekKind(); k == "log" && kind != '{' && kind != 'n' {
+		if err := d.SkipValue(); err != nil {
+			return nil, r.readError(at(), err)
 		}
+		return &fieldError{Field: at(), Err: &kindError{want: "object", got: kindName(kind)}}, nil
 	}
 	mark := len(r.kept)
 	if mark > 1 {
