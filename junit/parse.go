@@ -217,16 +217,14 @@ func (p *parser) document() error {
 	rootSeen := false
 	for {
 		tok, err := p.next()
-		if err == io.EOF {
-			if !rootSeen {
-				if p.lim.Total() == 0 {
-					return &lineError{Line: 1, Msg: "empty file: want JUnit XML"}
-				}
-				return p.errorf("no root element: want <testsuites>, <testsuite> or <testrun>")
-			}
+		switch {
+		case err == io.EOF && rootSeen:
 			return nil
-		}
-		if err != nil {
+		case err == io.EOF && p.lim.Total() == 0:
+			return &lineError{Line: 1, Msg: "empty file: want JUnit XML"}
+		case err == io.EOF:
+			return p.errorf("no root element: want <testsuites>, <testsuite> or <testrun>")
+		case err != nil:
 			return err
 		}
 		switch t := tok.(type) {
