@@ -545,16 +545,14 @@ func readCasesJSONL(r io.Reader, skipLogs bool) (*readResult, error) {
 		cr.at = where
 		var c CaseResult
 		defect, err := cr.line(where, &c)
-		if err == io.EOF { // a blank line, or the end
-			if lr.newline {
-				continue
-			}
+		switch {
+		case err == io.EOF && lr.newline: // a blank line
+			continue
+		case err == io.EOF: // the end
 			return done()
-		}
-		if lr.err != nil {
+		case lr.err != nil:
 			return nil, fmt.Errorf("%s: %w", where, lr.err)
-		}
-		if err == nil {
+		case err == nil:
 			l.add(where, c, defect)
 			continue
 		}
