@@ -20,16 +20,12 @@ func (rep *Report) Redacted(red *collect.Redactor) (*Report, error) {
 	shallow := *rep
 	shallow.Cases = nil
 	var buf bytes.Buffer
-	enc := json.NewEncoder(&buf)
-	enc.SetEscapeHTML(false)
-	// The setup's cases are looked at first, one by one, each encoded as
-	// merged.json writes it (marshaler) into one small buffer: encoded at
-	// once they grew megabytes (a tenth of render's CPU at 3,000 cases) to
-	// find, most often, nothing to replace.
+	marshal := marshaler(&buf) // as merged.json writes it
+	// The setup's cases are looked at first, one by one, each encoded into
+	// the one buffer: encoded at once they grew megabytes (a tenth of
+	// render's CPU at 3,000 cases) to find, most often, nothing to replace.
 	setupChanged := false
 	if rep.Setup != nil && len(rep.Setup.Cases) > 0 {
-		var lineBuf bytes.Buffer
-		marshal := marshaler(&lineBuf)
 		for i := range rep.Setup.Cases {
 			line, err := marshal(&rep.Setup.Cases[i])
 			if err != nil {
@@ -46,10 +42,10 @@ func (rep *Report) Redacted(red *collect.Redactor) (*Report, error) {
 			shallow.Setup = &s
 		}
 	}
-	if err := enc.Encode(&shallow); err != nil {
-		return nil, fmt.Errorf("redact the report: encode: %w", err)
+	data, err := marshal(&shallow)
+	if err != nil {
+		return nil, fmt.Errorf("redact the report: %w", err)
 	}
-	data := buf.Bytes()
 	out := red.JSON(data)
 	var cases []Case // nil while no case has changed
 	names := map[string]string{}
