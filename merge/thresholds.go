@@ -146,10 +146,10 @@ func (t *Threshold) checks(c *Case, metrics []collect.Metric, baseline string) [
 		where := qualifierWords(m)
 		value := fmt.Sprintf("%s %s%s%s", m.Name, number(*m.Value), spaced(m.Unit), where)
 		if t.Max != nil {
-			out = append(out, bound(name("max"), *m.Value, *t.Max, m.Unit, collect.MustUnder, value, "max"))
+			out = append(out, bound(name("max"), *m.Value, *t.Max, m.Unit, collect.MustUnder, value))
 		}
 		if t.Min != nil {
-			out = append(out, bound(name("min"), *m.Value, *t.Min, m.Unit, collect.MustOver, value, "min"))
+			out = append(out, bound(name("min"), *m.Value, *t.Min, m.Unit, collect.MustOver, value))
 		}
 		if t.MaxDeltaPct == nil && t.MinDeltaPct == nil || m.Arm == "" || m.Arm == baseline {
 			continue
@@ -160,10 +160,10 @@ func (t *Threshold) checks(c *Case, metrics []collect.Metric, baseline string) [
 		}
 		what := fmt.Sprintf("%s %s%% against %s%s", m.Name, signed(d), baseline, where)
 		if t.MaxDeltaPct != nil {
-			out = append(out, bound(name("delta_max"), d, *t.MaxDeltaPct, "%", collect.MustUnder, what, "max"))
+			out = append(out, bound(name("delta_max"), d, *t.MaxDeltaPct, "%", collect.MustUnder, what))
 		}
 		if t.MinDeltaPct != nil {
-			out = append(out, bound(name("delta_min"), d, *t.MinDeltaPct, "%", collect.MustOver, what, "min"))
+			out = append(out, bound(name("delta_min"), d, *t.MinDeltaPct, "%", collect.MustOver, what))
 		}
 	}
 	return out
@@ -172,11 +172,10 @@ func (t *Threshold) checks(c *Case, metrics []collect.Metric, baseline string) [
 // bound is one check of a value against a bar: must under (a max, which
 // the value may reach) or over (a min). Its detail states both,
 // `ttft 1380 ms at arm local, concurrency 8: above the max 1000 ms`.
-func bound(name string, value, bar float64, unit, must, what, word string) collect.Check {
-	ok := value <= bar
-	side := "above"
+func bound(name string, value, bar float64, unit, must, what string) collect.Check {
+	ok, side, word := value <= bar, "above", "max"
 	if must == collect.MustOver {
-		ok, side = value >= bar, "below"
+		ok, side, word = value >= bar, "below", "min"
 	}
 	barText := number(bar) + spaced(unit)
 	if unit == "%" {
