@@ -25,7 +25,7 @@
 //     PerfSummary, PerfRun): §6.
 //
 // phases hold every request's tokens and make summary.json hundreds of MB:
-// the readers of summary.json and cases.jsonl skip them while reading
+// the token readers (jsontext) of summary.json and cases.jsonl skip them
 // (read.go, fastpath.go, skipvalue.go, jsonlex.go; docs/formats.md §4.6)
 // and hold nothing whole in memory beyond the bounds of maxKeptValue,
 // maxKeptDepth and maxKeptString. Readers keep log as raw JSON, compacted

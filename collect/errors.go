@@ -42,11 +42,8 @@ func (e *fieldError) split() (field, what string) {
 	case e.Field == "":
 		return "", e.Err.Error()
 	case nested && inner.Field != "":
-		f, w := inner.split()
-		if strings.HasPrefix(inner.Field, "[") {
-			return e.Field + f, w
-		}
-		return e.Field + "." + f, w
+		f, w := inner.split() // f starts with inner.Field
+		return joinField(e.Field, f), w
 	}
 	return e.Field, e.Err.Error()
 }

@@ -23,10 +23,10 @@ type phasesFilter struct {
 	// caseDepth is the nesting at which the keys of a case lie: 3 in
 	// summary.json ({"cases": [{...), 1 in a cases.jsonl line.
 	caseDepth int
-	// arrays holds, per open container, whether it is an array; off says
-	// the filter stopped (nesting over maxNesting, a bad \u escape).
-	arrays []bool
-	off    bool
+	// depth counts the open containers; off says the filter stopped
+	// (nesting over maxNesting, a bad \u escape).
+	depth int
+	off   bool
 
 	str StringLexer
 	// match is how much of "phases" the string being read at caseDepth
@@ -37,10 +37,10 @@ type phasesFilter struct {
 	// strLen counts the bytes of the string being read; hex the hex
 	// digits of a \u escape still to come in it.
 	strLen, hex int
-	// phases is set inside the value of a phases key; value until the
-	// first byte of that value. A phases value too large for the buffer
-	// reaches the decoder token by token.
-	phases, value bool
+	// value is set from a phases key's colon until the first byte of its
+	// value. A phases value too large for the buffer reaches the decoder
+	// token by token.
+	value bool
 
 	// cuts are the spans taken out of the current piece; taken, per span
 	// taken out so far, where it was in the output and how many bytes the
@@ -73,11 +73,11 @@ func newPhasesFilter(r io.Reader, caseDepth int) *phasesFilter {
 
 // reset makes f filter r from its start, keeping its buffers.
 func (f *phasesFilter) reset(r io.Reader, caseDepth int) {
-	buf, arrays, cuts, taken := f.buf, f.arrays[:0], f.cuts[:0], f.taken[:0]
+	buf, cuts, taken := f.buf, f.cuts[:0], f.taken[:0]
 	if buf == nil {
 		buf = make([]byte, scanBufSize)
 	}
-	*f = phasesFilter{r: r, caseDepth: caseDepth, match: -1, buf: buf, arrays: arrays, cuts: cuts, taken: taken}
+	*f = phasesFilter{r: r, caseDepth: caseDepth, match: -1, buf: buf, cuts: cuts, taken: taken}
 }
 
 // Read passes on what f has filtered. The input is read and filtered in
@@ -262,7 +262,7 @@ func (f *phasesFilter) longString(i, j int) {
 // the filter stops (nesting over maxNesting).
 func (f *phasesFilter) token(b []byte, i int) bool {
 	c := b[i]
-	depth := len(f.arrays)
+	depth := f.depth
 	switch c {
 	case '"':
 		f.str.Step(c)
@@ -276,22 +276,14 @@ func (f *phasesFilter) token(b []byte, i int) bool {
 			f.off = true
 			return false
 		}
-		f.arrays = append(f.arrays, c == '[')
+		f.depth++
 	case '}', ']':
 		if depth > 0 {
-			f.arrays = f.arrays[:depth-1]
-		}
-		if depth-1 < f.caseDepth {
-			f.phases = false
+			f.depth--
 		}
 	case ':':
 		if depth == f.caseDepth {
-			f.phases = f.key
 			f.value = f.key
-		}
-	case ',':
-		if depth == f.caseDepth {
-			f.phases = false
 		}
 	}
 	return true

@@ -23,11 +23,9 @@ func (in *interner) share(raw []byte, checks *[]Check) {
 	if in.names == nil {
 		in.names, in.sets = map[string]string{}, map[string][]Check{}
 	}
-	if raw != nil {
-		if shared, found := in.sets[string(raw)]; found {
-			*checks = shared
-			return
-		}
+	if shared, found := in.sets[string(raw)]; raw != nil && found {
+		*checks = shared
+		return
 	}
 	for i := range *checks {
 		ch := &(*checks)[i]

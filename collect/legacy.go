@@ -82,33 +82,29 @@ func (s *Setup) UnmarshalJSONFrom(dec *jsontext.Decoder) error {
 // UnmarshalJSON is UnmarshalJSONFrom for encoding/json.
 func (s *Setup) UnmarshalJSON(data []byte) error { return decodeJSON(data, s) }
 
-// addLegacy adds the old fields' kinds to s, in the order the old format
-// showed them: elastic, limit, priority.
+// addLegacy adds the old fields' kinds that hold anything to s, in the
+// order the old format showed them: elastic, limit, priority.
 func (f *setupFile) addLegacy(s *Setup) {
-	if len(f.Elastic) > 0 || len(f.ElasticWorkload) > 0 || f.ElasticChecks.Len() > 0 {
-		k := KindSetup{Kind: "elastic", Title: ElasticTitle, About: ElasticAbout, Workload: f.ElasticWorkload, Checks: f.ElasticChecks}
-		for _, p := range f.Elastic {
-			k.Entries = append(k.Entries, KindEntry{Name: p.Name, GPU: p.GPU, Batch: p.Batch, Layers: p.Layers, BallastMiB: p.BallastMiB,
-				Servers: []RoleServer{{ElasticRoles[0], p.A}, {ElasticRoles[1], p.B}}})
-		}
-		s.AddKind(k)
+	elastic := KindSetup{Kind: "elastic", Title: ElasticTitle, About: ElasticAbout, Workload: f.ElasticWorkload, Checks: f.ElasticChecks}
+	for _, p := range f.Elastic {
+		elastic.Entries = append(elastic.Entries, KindEntry{Name: p.Name, GPU: p.GPU, Batch: p.Batch, Layers: p.Layers,
+			BallastMiB: p.BallastMiB, Servers: []RoleServer{{ElasticRoles[0], p.A}, {ElasticRoles[1], p.B}}})
 	}
-	if len(f.Limit) > 0 || len(f.LimitWorkload) > 0 || f.LimitChecks.Len() > 0 {
-		k := KindSetup{Kind: "limit", Title: LimitTitle, About: LimitAbout, Workload: f.LimitWorkload, Checks: f.LimitChecks}
-		for _, l := range f.Limit {
-			k.Entries = append(k.Entries, KindEntry{Name: l.Name, Servers: []RoleServer{{LimitRoles[0], l.CaseSetup}}})
-		}
-		s.AddKind(k)
+	limit := KindSetup{Kind: "limit", Title: LimitTitle, About: LimitAbout, Workload: f.LimitWorkload, Checks: f.LimitChecks}
+	for _, l := range f.Limit {
+		limit.Entries = append(limit.Entries, KindEntry{Name: l.Name, Servers: []RoleServer{{LimitRoles[0], l.CaseSetup}}})
 	}
-	if len(f.Priority) > 0 || len(f.PriorityWorkload) > 0 || f.PriorityChecks.Len() > 0 {
-		k := KindSetup{Kind: "priority", Title: PriorityTitle, About: PriorityAbout, Workload: f.PriorityWorkload, Checks: f.PriorityChecks}
-		for _, p := range f.Priority {
-			// The old readers took a server without a priority as 0 and 1.
-			low, high := p.Low, p.High
-			low.Priority, high.Priority = cmp.Or(low.Priority, new(0)), cmp.Or(high.Priority, new(1))
-			k.Entries = append(k.Entries, KindEntry{Name: p.Name, GPU: p.GPU, Batch: p.Batch, Layers: p.Layers, BallastMiB: p.BallastMiB,
-				Servers: []RoleServer{{PriorityRoles[0], low}, {PriorityRoles[1], high}}})
+	priority := KindSetup{Kind: "priority", Title: PriorityTitle, About: PriorityAbout, Workload: f.PriorityWorkload, Checks: f.PriorityChecks}
+	for _, p := range f.Priority {
+		// The old readers took a server without a priority as 0 and 1.
+		low, high := p.Low, p.High
+		low.Priority, high.Priority = cmp.Or(low.Priority, new(0)), cmp.Or(high.Priority, new(1))
+		priority.Entries = append(priority.Entries, KindEntry{Name: p.Name, GPU: p.GPU, Batch: p.Batch, Layers: p.Layers,
+			BallastMiB: p.BallastMiB, Servers: []RoleServer{{PriorityRoles[0], low}, {PriorityRoles[1], high}}})
+	}
+	for _, k := range []KindSetup{elastic, limit, priority} {
+		if len(k.Entries) > 0 || len(k.Workload) > 0 || k.Checks.Len() > 0 {
+			s.AddKind(k)
 		}
-		s.AddKind(k)
 	}
 }

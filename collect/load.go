@@ -221,9 +221,7 @@ func partDirs(p string) ([]partDir, error) {
 // loadPart reads one part directory and decides its status (docs/formats.md §1.3).
 func loadPart(d partDir, opts LoadOptions) (p Part) {
 	p = Part{Dir: d.dir, Name: partName(d.dir)}
-	defer func() {
-		p.Display = DisplayName(p.Name) // after part.json may rename
-	}()
+	defer func() { p.Display = DisplayName(p.Name) }() // after part.json may rename
 	if d.missing {
 		p.Status, p.Reason = StatusMissing, ReasonNotFound
 		return p
@@ -303,9 +301,7 @@ func (l *partLoad) meta() (broken string) {
 	switch _, err := readJSONIn(l.root, l.dir, "part.json", safefile.Part, &meta); {
 	case err == nil:
 		l.p.Meta = &meta
-		if meta.Part != "" {
-			l.p.Name = meta.Part
-		}
+		l.p.Name = cmp.Or(meta.Part, l.p.Name)
 		l.p.Planned = meta.Planned
 	case !errors.Is(err, fs.ErrNotExist):
 		broken = err.Error()
@@ -399,11 +395,9 @@ func (l *partLoad) decide(metaBroken, summaryErr string, sum *readResult) {
 	case p.HasSummary:
 		p.Status = StatusComplete
 	case len(p.Cases) > 0:
-		p.Status = StatusPartial
-		p.Reason = fmt.Sprintf("%s; %d finished cases from cases.jsonl", summaryErr, len(p.Cases))
+		p.Status, p.Reason = StatusPartial, fmt.Sprintf("%s; %d finished cases from cases.jsonl", summaryErr, len(p.Cases))
 	default:
-		p.Status = StatusMissing
-		p.Cases = nil
+		p.Status, p.Cases = StatusMissing, nil
 		switch {
 		case !IsPartDir(l.dir):
 			p.Reason = ReasonNoPartFiles

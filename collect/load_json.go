@@ -61,10 +61,7 @@ func DecodeFileContext(ctx context.Context, path string, data []byte, v any) err
 
 // decodeJSON decodes data into v with readOptions, errors naming the field.
 func decodeJSON(data []byte, v any) error {
-	if err := json.Unmarshal(data, v, readOptions); err != nil {
-		return decodeError("", err)
-	}
-	return nil
+	return decodeError("", json.Unmarshal(data, v, readOptions))
 }
 
 func isSpace(c byte) bool { return c == ' ' || c == '\t' || c == '\n' || c == '\r' }

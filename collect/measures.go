@@ -184,9 +184,6 @@ type FailureText struct {
 // FailureOf reads a case log's "failure"; nil when it has none or it cannot
 // be read (the check's detail still says what failed).
 func FailureOf(log json.RawMessage) *FailureText {
-	if len(log) == 0 {
-		return nil
-	}
 	var l struct {
 		Failure *FailureText `json:"failure"`
 	}

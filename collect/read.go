@@ -21,9 +21,6 @@ import (
 	"github.com/ovg-project/ci-report/internal/text"
 )
 
-// summary.json and cases.jsonl are read as a stream of tokens by jsontext
-// (docs/formats.md §4.6).
-
 // readOptions is how every reader of the formats decodes JSON: keys match
 // exactly or else case-insensitively (as encoding/json did), and invalid
 // UTF-8 in a string reads as U+FFFD. A repeated key stays an error: read
@@ -121,7 +118,7 @@ func kindName(k jsontext.Kind) string { return cmp.Or(kindNames[k], "nothing") }
 // readError is err of the decoder (reading at field path where, "" for
 // the document) in this package's words (`cases[0].phases: byte 41:
 // invalid character 'x' at start of value`); a repeated key is named by its
-// whole path (`cases[0].log.a: repeated in its object`).
+// whole path (`cases[0].log.a: repeated in its object`); nil for nil.
 func (r *caseReader) readError(where string, err error) error {
 	var se *jsontext.SyntacticError
 	if errors.As(err, &se) && errors.Is(se.Err, jsontext.ErrDuplicateName) {
@@ -188,19 +185,10 @@ func (r *caseReader) record() (bad, err error) {
 	}
 	for {
 		kind := d.PeekKind()
-		if kind == '}' || kind == ']' {
-			if _, err := d.ReadToken(); err != nil {
-				return nil, err
-			}
-			hold([]byte{byte(kind)})
-			if d.StackDepth() == base {
-				return bad, nil
-			}
-			continue
-		}
+		opening, closing := kind == '{' || kind == '[', kind == '}' || kind == ']'
 		// The separator before a name or a value inside the value: jsontext
 		// gives tokens, not the commas and colons between them.
-		if depth := d.StackDepth(); depth > base {
+		if depth := d.StackDepth(); depth > base && !closing {
 			switch k, n := d.StackIndex(depth); {
 			case k == '[' && n > 0, k == '{' && n > 0 && n%2 == 0:
 				hold([]byte{','})
@@ -208,22 +196,21 @@ func (r *caseReader) record() (bad, err error) {
 				hold([]byte{':'})
 			}
 		}
-		if kind == '{' || kind == '[' {
-			if _, err := d.ReadToken(); err != nil {
-				return nil, err
-			}
-			hold([]byte{byte(kind)})
-			if d.StackDepth()-base > r.depth && bad == nil {
-				bad = fmt.Errorf("nested deeper than %d, not read", r.depth)
-				r.kept = r.kept[:start]
-			}
-			continue
+		var v []byte // a bracket, or a name or a scalar as written
+		if opening || closing {
+			_, err = d.ReadToken()
+			v = []byte{byte(kind)}
+		} else {
+			v, err = d.ReadValue()
 		}
-		v, err := d.ReadValue() // a name or a scalar, as written
 		if err != nil {
 			return nil, err
 		}
 		hold(v)
+		if opening && d.StackDepth()-base > r.depth && bad == nil {
+			bad = fmt.Errorf("nested deeper than %d, not read", r.depth)
+			r.kept = r.kept[:start]
+		}
 		if d.StackDepth() == base {
 			return bad, nil
 		}
@@ -282,14 +269,12 @@ func (r *caseReader) keepField(where string) (bad, err error) {
 		return nil, nil
 	}
 	at := func() string { return where + "." + k } // made only for an error
-	if k == "log" {
-		// A log is an object, or null (kept as null).
-		if kind := d.PeekKind(); kind != '{' && kind != 'n' {
-			if err := d.SkipValue(); err != nil {
-				return nil, r.readError(at(), err)
-			}
-			return &fieldError{Field: at(), Err: &kindError{want: "object", got: kindName(kind)}}, nil
+	// A log is an object, or null (kept as null).
+	if kind := d.PeekKind(); k == "log" && kind != '{' && kind != 'n' {
+		if err := d.SkipValue(); err != nil {
+			return nil, r.readError(at(), err)
 		}
+		return &fieldError{Field: at(), Err: &kindError{want: "object", got: kindName(kind)}}, nil
 	}
 	mark := len(r.kept)
 	if mark > 1 {
@@ -511,10 +496,7 @@ func (r *caseReader) topLevel(field string, v any) error {
 	if bad != nil {
 		return atField(field, bad)
 	}
-	if err := json.Unmarshal(r.kept, v, readOptions); err != nil {
-		return decodeError(field, err)
-	}
-	return nil
+	return decodeError(field, json.Unmarshal(r.kept, v, readOptions))
 }
 
 // openObject reads the '{' that opens the document: an empty input is
@@ -537,10 +519,8 @@ func (r *caseReader) openObject() error {
 		}
 		return &kindError{want: "object", got: kindName(kind)}
 	}
-	if _, err := d.ReadToken(); err != nil {
-		return r.readError("", err)
-	}
-	return nil
+	_, err := d.ReadToken()
+	return r.readError("", err)
 }
 
 // readCasesJSONL reads cases.jsonl from r, one case per line, each read on
@@ -549,7 +529,7 @@ func (r *caseReader) openObject() error {
 // then the rest is not read. Offsets count from the start of the line.
 func readCasesJSONL(r io.Reader, skipLogs bool) (*readResult, error) {
 	br := bufio.NewReaderSize(r, scanBufSize)
-	var cr *caseReader
+	cr := newCaseReader(nil, 1, skipLogs) // reset to each line
 	var l caseList
 	var torn bool
 	var stopped string
@@ -560,25 +540,19 @@ func readCasesJSONL(r io.Reader, skipLogs bool) (*readResult, error) {
 	}
 	for line := 1; ; line++ {
 		lr := &lineReader{br: br}
-		if cr == nil {
-			cr = newCaseReader(lr, 1, skipLogs)
-		} else {
-			cr.reset(lr, 1)
-		}
+		cr.reset(lr, 1)
 		where := fmt.Sprintf("line %d", line)
 		cr.at = where
 		var c CaseResult
 		defect, err := cr.line(where, &c)
-		if err == io.EOF { // a blank line, or the end
-			if lr.newline {
-				continue
-			}
+		switch {
+		case err == io.EOF && lr.newline: // a blank line
+			continue
+		case err == io.EOF: // the end
 			return done()
-		}
-		if lr.err != nil {
+		case lr.err != nil:
 			return nil, fmt.Errorf("%s: %w", where, lr.err)
-		}
-		if err == nil {
+		case err == nil:
 			l.add(where, c, defect)
 			continue
 		}
@@ -622,7 +596,7 @@ func (r *caseReader) line(where string, c *CaseResult) (defect, err error) {
 }
 
 // decodeError is err of json.Unmarshal for the value at field path where
-// (`cases[2].checks[1].ok: want bool, got number`).
+// (`cases[2].checks[1].ok: want bool, got number`); nil for nil.
 func decodeError(where string, err error) error {
 	var se *json.SemanticError
 	if errors.As(err, &se) {

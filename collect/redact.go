@@ -302,8 +302,8 @@ func (r *Redactor) JSON(data []byte) []byte {
 		copied int                  // data[:copied] is in out
 		from   int                  // no candidate before from is left
 		cands  = [3]int{-2, -2, -2} // -2: not looked for yet
+		str    []byte               // a decoded string, reused
 	)
-	var str []byte // a decoded string, reused
 	for {
 		j := -1
 		for k := range cands {
@@ -450,10 +450,8 @@ func (s *secrets) next(buf []byte, i int) (int, int, []byte) {
 func (s *secrets) open(buf []byte, i int) int {
 	for p := max(i, len(buf)-s.maxLen+1); p < len(buf); p++ {
 		tail := buf[p:]
-		for k := range s.list {
-			if v := s.list[k].value; len(v) > len(tail) && bytes.HasPrefix(v, tail) {
-				return p
-			}
+		if slices.ContainsFunc(s.list, func(v secret) bool { return len(v.value) > len(tail) && bytes.HasPrefix(v.value, tail) }) {
+			return p
 		}
 	}
 	return len(buf)

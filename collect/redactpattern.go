@@ -3,6 +3,7 @@ package collect
 import (
 	"bytes"
 	"regexp"
+	"slices"
 )
 
 // Secret patterns (docs/runner.md §3.6's table): what no list of values can
@@ -198,12 +199,7 @@ func (patternMatcher) anchor(buf []byte, i int) int {
 
 // anchorAt reports whether an anchor starts at buf[p].
 func anchorAt(buf []byte, p int) bool {
-	for _, a := range anchorsByFirst[buf[p]] {
-		if bytes.HasPrefix(buf[p:], []byte(a)) {
-			return true
-		}
-	}
-	return false
+	return slices.ContainsFunc(anchorsByFirst[buf[p]], func(a string) bool { return bytes.HasPrefix(buf[p:], []byte(a)) })
 }
 
 // decided reports whether bytes after buf can no longer change what pt

@@ -251,12 +251,12 @@ func skipNumber(b []byte, i int) int {
 	if b[i] == '-' {
 		i++
 	}
-	digits := func() int { // at least one digit
+	digits := func() bool { // skips the digits at b[i]: whether there was one
 		j := i
-		for j < len(b) && b[j]-'0' < 10 {
-			j++
+		for i < len(b) && b[i]-'0' < 10 {
+			i++
 		}
-		return j - i
+		return i > j
 	}
 	if i >= len(b) {
 		return skipIncomplete
@@ -265,28 +265,24 @@ func skipNumber(b []byte, i int) int {
 	case b[i] == '0':
 		i++
 	case b[i]-'1' < 9:
-		i += digits()
+		digits()
 	default:
 		return skipInvalid
 	}
 	if i < len(b) && b[i] == '.' {
 		i++
-		n := digits()
-		if n == 0 {
+		if !digits() {
 			return numberEnd(b, i)
 		}
-		i += n
 	}
 	if i < len(b) && (b[i] == 'e' || b[i] == 'E') {
 		i++
 		if i < len(b) && (b[i] == '+' || b[i] == '-') {
 			i++
 		}
-		n := digits()
-		if n == 0 {
+		if !digits() {
 			return numberEnd(b, i)
 		}
-		i += n
 	}
 	return delimited(b, i)
 }
@@ -303,15 +299,10 @@ func numberEnd(b []byte, i int) int {
 // skipLiteral returns the index after lit at b[i], which a delimiter must
 // follow.
 func skipLiteral(b []byte, i int, lit string) int {
-	for k := 0; k < len(lit); k++ {
-		if i+k >= len(b) {
-			return skipIncomplete
-		}
-		if b[i+k] != lit[k] {
-			return skipInvalid
-		}
+	if n := min(len(lit), len(b)-i); string(b[i:i+n]) != lit[:n] {
+		return skipInvalid
 	}
-	return delimited(b, i+len(lit))
+	return delimited(b, i+len(lit)) // skipIncomplete when b ends inside lit
 }
 
 // delimited is i when b[i] may end a scalar (white space, ',', ']', '}').

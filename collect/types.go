@@ -134,10 +134,8 @@ type RoleServer struct {
 
 // Kind returns the block of the named kind (nil: none).
 func (s *Setup) Kind(name string) *KindSetup {
-	for i := range s.Kinds {
-		if s.Kinds[i].Kind == name {
-			return &s.Kinds[i]
-		}
+	if i := slices.IndexFunc(s.Kinds, func(k KindSetup) bool { return k.Kind == name }); i >= 0 {
+		return &s.Kinds[i]
 	}
 	return nil
 }
@@ -307,8 +305,9 @@ func ExcerptPhaseOf(from string) (phase string, ok bool) {
 // Failed reports whether the case counts as failed: not ok, or any check failed.
 func (c *CaseResult) Failed() bool { return CaseFailed(c.OK, c.Checks) }
 
-// Skipped reports whether the case counts as skipped (see CaseSkipped).
-func (c *CaseResult) Skipped() bool { return CaseSkipped(c.SkipReason, c.OK, c.Checks) }
+// Skipped reports whether the case counts as skipped: it has a reason and
+// did not fail, so that contradictory data never hides a failure.
+func (c *CaseResult) Skipped() bool { return c.SkipReason != "" && !c.Failed() }
 
 // Flaky reports whether the case counts as flaky (see CaseFlaky).
 func (c *CaseResult) Flaky() bool { return CaseFlaky(c.Attempts, c.SkipReason, c.OK, c.Checks) }
@@ -317,12 +316,6 @@ func (c *CaseResult) Flaky() bool { return CaseFlaky(c.Attempts, c.SkipReason, c
 // in the end (a rerun passed), neither failed nor skipped.
 func CaseFlaky(attempts int, reason string, ok bool, checks []Check) bool {
 	return attempts > 1 && !CaseFailed(ok, checks) && reason == ""
-}
-
-// CaseSkipped is the rule for a skipped case: it has a reason and did not
-// fail, so that contradictory data never hides a failure.
-func CaseSkipped(reason string, ok bool, checks []Check) bool {
-	return reason != "" && !CaseFailed(ok, checks)
 }
 
 // Suite is one test suite of an imported part (summary.json "suites",

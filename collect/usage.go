@@ -60,15 +60,13 @@ func (u *UsageSample) UnmarshalJSON(data []byte) error {
 		return err
 	}
 	*u = UsageSample{}
-	hasT := false
 	for _, k := range raw.Keys() {
 		b, _ := raw.Get(k)
 		if err := u.setField(k, bytes.TrimSpace(b)); err != nil {
 			return err
 		}
-		hasT = hasT || k == "t"
 	}
-	if !hasT {
+	if _, ok := raw.Get("t"); !ok {
 		return errors.New("t: missing")
 	}
 	return nil

@@ -22,16 +22,9 @@ func GitHubFromEnv(getenv func(string) string, checkRunID string) (*GitHubContex
 	if err := cmp.Or(errRun, errAttempt, errCheck); err != nil {
 		return nil, err
 	}
-	return &GitHubContext{
-		RunID:      runID,
-		RunAttempt: int(attempt),
-		CheckRunID: checkRun,
-		Job:        getenv("GITHUB_JOB"),
-		SHA:        getenv("GITHUB_SHA"),
-		Ref:        getenv("GITHUB_REF"),
-		ServerURL:  getenv("GITHUB_SERVER_URL"),
-		Repository: getenv("GITHUB_REPOSITORY"),
-	}, nil
+	return &GitHubContext{RunID: runID, RunAttempt: int(attempt), CheckRunID: checkRun, Job: getenv("GITHUB_JOB"),
+		SHA: getenv("GITHUB_SHA"), Ref: getenv("GITHUB_REF"), ServerURL: getenv("GITHUB_SERVER_URL"),
+		Repository: getenv("GITHUB_REPOSITORY")}, nil
 }
 
 // envInt parses the variable name (or value when given) as a non-negative

@@ -2,6 +2,7 @@ package junit
 
 import (
 	"fmt"
+	"slices"
 	"strings"
 )
 
@@ -72,13 +73,9 @@ func foldReruns(s *Suite, cases []Case) []Case {
 
 // failing says whether outcomes make a case fail.
 func failing(outcomes []Outcome) bool {
-	for _, r := range outcomes {
-		switch r.Kind {
-		case "failure", "error", "rerunFailure", "rerunError":
-			return true
-		}
-	}
-	return false
+	return slices.ContainsFunc(outcomes, func(r Outcome) bool {
+		return r.Kind == "failure" || r.Kind == "error" || r.Kind == "rerunFailure" || r.Kind == "rerunError"
+	})
 }
 
 // addAttempt folds attempt c, a rerun, into its first attempt's case.

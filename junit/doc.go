@@ -2,15 +2,9 @@
 // (`ci-report import junit`), so that a test suite run outside ci-report's
 // runner (pytest, go test through go-junit-report, Maven Surefire, Gradle)
 // is merged, rendered and published like any other part. docs/formats.md
-// §4.7 specifies the part it writes, how cases are named, and the quirks of
-// real reporters it reads.
-//
-// # What is read
-//
-// The roots, elements and attributes read, and the bounds of reading
-// (encoding/xml's Decoder.Token, Strict, no entity map, no DOCTYPE; of each
-// text the first 64 KiB kept), are docs/formats.md §4.7's ("XML", "Roots");
-// unknown elements and attributes are skipped.
+// §4.7 specifies the part it writes, how cases are named, the quirks of
+// real reporters it reads, and what is read within which bounds ("XML",
+// "Roots"); unknown elements and attributes are skipped.
 //
 // # Memory
 //

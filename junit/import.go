@@ -151,18 +151,6 @@ func (im *Import) Run() (*Result, error) {
 	return p.res, nil
 }
 
-func (im *Import) read(pl *plan, dir string, mx *metricsIndex) (*pass, error) {
-	p, err := newPass(im, pl, dir, mx)
-	if err != nil {
-		return nil, err
-	}
-	if err := p.readAll(); err != nil {
-		p.close()
-		return nil, err
-	}
-	return p, nil
-}
-
 // renamed notes that the case read at c.Line of file, named name like an
 // earlier one, is imported as unique (one warning each, up to maxWarnings).
 func (res *Result) renamed(file string, c *Case, name, unique string) {
@@ -338,9 +326,8 @@ func pytestReport(s *Suite) bool {
 // attrs["line"] = str(testreport.location[1]), the line getfslineno gives
 // ("The line number is 0-based.", src/_pytest/_code/code.py, commit
 // 5bf9f9a71183); Debian's pytest 7.2.1 writes line="3" for a test defined
-// on line 4 (TestProducers/pytest-xunit1 checks
-// every line against its def). Other producers' lines are taken
-// as written, 1-based.
+// on line 4 (TestProducers/pytest-xunit1 checks every line against its
+// def). Other producers' lines are taken as written, 1-based.
 func sourceLine(s *Suite, c *Case) int {
 	switch {
 	case !c.HasLine:
@@ -387,17 +374,8 @@ func pytestNodeID(classname, name, file string) string {
 			module, classes, split = classname[:i], classname[i+1:], true
 		}
 	}
-	for i := strings.IndexByte(classname, '.'); i >= 0 && !split; {
-		next := classname[i+1:]
-		if strings.HasPrefix(next, "Test") {
-			module, classes, split = classname[:i], next, true
-			break
-		}
-		j := strings.IndexByte(next, '.')
-		if j < 0 {
-			break
-		}
-		i += 1 + j
+	if i := strings.Index(classname, ".Test"); i >= 0 && !split {
+		module, classes, split = classname[:i], classname[i+1:], true
 	}
 	b.Grow(len(module) + 2*len(classes) + len(name) + 7)
 	writeDotsAs(&b, module, "/")
@@ -602,8 +580,7 @@ func (im *Import) write(p *pass) error {
 	}); err != nil {
 		return err
 	}
-	yes := true
-	meta.Complete = &yes
+	meta.Complete = new(true)
 	return im.writePartMeta(w, meta, p)
 }
 
@@ -660,8 +637,7 @@ func (im *Import) partMeta(p *pass) (*collect.PartMeta, error) {
 	if err != nil {
 		return nil, err
 	}
-	no := false
-	meta := &collect.PartMeta{Format: 1, Part: im.Part, Profile: cmp.Or(im.Profile, DefaultProfile), Complete: &no,
+	meta := &collect.PartMeta{Format: 1, Part: im.Part, Profile: cmp.Or(im.Profile, DefaultProfile), Complete: new(false),
 		CIReportVersion: im.Version, GitHub: gh, Revision: im.Revision, Arm: im.Arm, Leg: im.Leg, Host: p.host}
 	if !p.first.IsZero() { // else no suite has a timestamp that parses
 		meta.StartedAt, meta.FinishedAt = p.first.UTC().Format(time.RFC3339), p.last.UTC().Format(time.RFC3339)

@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"slices"
 	"strings"
 
 	"github.com/ovg-project/ci-report/collect"
@@ -70,11 +71,9 @@ func loadMetrics(path string) *metricsIndex {
 	}
 	if err := sc.Err(); err != nil {
 		if errors.Is(err, bufio.ErrTooLong) {
-			err = fmt.Errorf("read metrics %s: a line over %d bytes", path, maxMetricLine)
-		} else {
-			err = fmt.Errorf("read metrics %s: %w", path, err)
+			err = fmt.Errorf("a line over %d bytes", maxMetricLine)
 		}
-		mx.loadErr, mx.loadLine = err, n
+		mx.loadErr, mx.loadLine = fmt.Errorf("read metrics %s: %w", path, err), n
 	}
 	return mx
 }
@@ -111,11 +110,9 @@ func (mx *metricsIndex) attach(name string, log *caseLog) {
 			log.Metrics = append(log.Metrics, *rec.metric)
 			continue
 		}
-		for _, e := range log.Events {
-			if e.Name == rec.event.Name {
-				mx.fail(rec.line, fmt.Errorf("event %q of case %q is repeated", text.CutLine(rec.event.Name, 200), text.CutLine(rec.caseName, 200)))
-				return
-			}
+		if slices.ContainsFunc(log.Events, func(e collect.Event) bool { return e.Name == rec.event.Name }) {
+			mx.fail(rec.line, fmt.Errorf("event %q of case %q is repeated", text.CutLine(rec.event.Name, 200), text.CutLine(rec.caseName, 200)))
+			return
 		}
 		if len(log.Events) == collect.MaxEvents {
 			mx.fail(rec.line, fmt.Errorf("case %q: over %d events", text.CutLine(rec.caseName, 200), collect.MaxEvents))
@@ -130,12 +127,9 @@ func (mx *metricsIndex) finish(cases int) error {
 	if mx == nil {
 		return nil
 	}
-	for i, used := range mx.used {
-		if !used {
-			rec := &mx.recs[i]
-			mx.fail(rec.line, fmt.Errorf("case %q is not among the %d imported cases", text.CutLine(rec.caseName, 200), cases))
-			break
-		}
+	if i := slices.Index(mx.used, false); i >= 0 {
+		rec := &mx.recs[i]
+		mx.fail(rec.line, fmt.Errorf("case %q is not among the %d imported cases", text.CutLine(rec.caseName, 200), cases))
 	}
 	return mx.err
 }

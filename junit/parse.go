@@ -2,6 +2,7 @@ package junit
 
 import (
 	"bytes"
+	"cmp"
 	"context"
 	"encoding/xml"
 	"errors"
@@ -187,14 +188,12 @@ func (p *parser) next() (xml.Token, error) {
 	if err != nil {
 		var se *xml.SyntaxError
 		switch {
-		case errors.Is(err, safefile.ErrTooLarge):
+		case err == io.EOF || errors.Is(err, safefile.ErrTooLarge):
 			return nil, err
 		case p.encErr != nil:
 			return nil, &lineError{Line: p.line(), Msg: p.encErr.Error()}
 		case errors.As(err, &se):
 			return nil, &lineError{Line: se.Line, Msg: "malformed XML: " + strings.TrimPrefix(se.Msg, "xml: ")}
-		case err == io.EOF:
-			return nil, io.EOF
 		}
 		return nil, &lineError{Line: p.line(), Msg: "malformed XML: " + strings.TrimPrefix(err.Error(), "xml: ")}
 	}
@@ -218,16 +217,14 @@ func (p *parser) document() error {
 	rootSeen := false
 	for {
 		tok, err := p.next()
-		if err == io.EOF {
-			if !rootSeen {
-				if p.lim.Total() == 0 {
-					return &lineError{Line: 1, Msg: "empty file: want JUnit XML"}
-				}
-				return p.errorf("no root element: want <testsuites>, <testsuite> or <testrun>")
-			}
+		switch {
+		case err == io.EOF && rootSeen:
 			return nil
-		}
-		if err != nil {
+		case err == io.EOF && p.lim.Total() == 0:
+			return &lineError{Line: 1, Msg: "empty file: want JUnit XML"}
+		case err == io.EOF:
+			return p.errorf("no root element: want <testsuites>, <testsuite> or <testrun>")
+		case err != nil:
 			return err
 		}
 		switch t := tok.(type) {
@@ -375,10 +372,8 @@ type attrs []xml.Attr
 // lookup is the value of the plain (unprefixed) attribute key; the first
 // of a repeated name wins.
 func (m attrs) lookup(key string) (string, bool) {
-	for _, a := range m {
-		if a.Name.Space == "" && a.Name.Local == key {
-			return a.Value, true
-		}
+	if i := slices.IndexFunc(m, func(a xml.Attr) bool { return a.Name.Space == "" && a.Name.Local == key }); i >= 0 {
+		return m[i].Value, true
 	}
 	return "", false
 }
@@ -473,14 +468,8 @@ func (p *parser) endTally(line int, what string, d declared) {
 	if d.tests != nil && *d.tests > t.cases {
 		off = append(off, fmt.Sprintf("%d tests, but %s read", *d.tests, text.Plural(t.cases, "testcase was", "testcases were")))
 	}
-	n := 0 // the failures and errors declared
-	for _, v := range []*int{d.failures, d.errors} {
-		if v != nil {
-			n += *v
-		}
-	}
-	if n > t.failed {
-		off = append(off, fmt.Sprintf("%d failures and errors, but %d were read", n, t.failed))
+	if declared := *cmp.Or(d.failures, new(0)) + *cmp.Or(d.errors, new(0)); declared > t.failed {
+		off = append(off, fmt.Sprintf("%d failures and errors, but %d were read", declared, t.failed))
 	}
 	if d.skipped != nil && *d.skipped > t.skipped {
 		off = append(off, fmt.Sprintf("%d skipped, but %s skipped", *d.skipped, text.Plural(t.skipped, "testcase was", "testcases were")))
@@ -565,7 +554,6 @@ func (p *parser) properties() ([]collect.Property, error) {
 			return p.skip()
 		}
 		m := attrs(t.Attr)
-		name := m.get("name")
 		v, hasValue := m.lookup("value")
 		txt, err := p.text(nil)
 		if err != nil {
@@ -574,7 +562,7 @@ func (p *parser) properties() ([]collect.Property, error) {
 		if !hasValue {
 			v = strings.TrimSpace(txt)
 		}
-		out = append(out, collect.Property{Name: name, Value: v})
+		out = append(out, collect.Property{Name: m.get("name"), Value: v})
 		return nil
 	}, nil)
 	return out, err

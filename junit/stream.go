@@ -111,14 +111,6 @@ type spill struct {
 	vals int
 }
 
-func newSpill(dir, name string) (*spill, error) {
-	f, err := os.CreateTemp(dir, name+"*")
-	if err != nil {
-		return nil, fmt.Errorf("import: a temporary file: %w", err)
-	}
-	return &spill{f: f, w: bufio.NewWriterSize(f, 256<<10)}, nil
-}
-
 // elemIndent encodes a value of a JSON spill, and elemSep stands before
 // each but the first, as in json.MarshalIndent's output.
 var (
@@ -181,23 +173,27 @@ func (s *spill) copyTo(w io.Writer) error {
 
 func (s *spill) close() { s.f.Close() }
 
-// newPass makes a reading's spills in dir.
-func newPass(im *Import, pl *plan, dir string, mx *metricsIndex) (*pass, error) {
+// read makes a reading's spills in dir and reads every file into them.
+func (im *Import) read(pl *plan, dir string, mx *metricsIndex) (*pass, error) {
 	p := &pass{im: im, plan: pl, res: &Result{}, metrics: mx, red: im.Redact}
 	p.learned.arms, p.learned.hold = map[int]armFact{}, map[int]bool{}
 	for _, s := range []**spill{&p.cases, &p.suites, &p.planned, &p.md, &p.runOut} {
-		sp, err := newSpill(dir, "spill")
+		f, err := os.CreateTemp(dir, "spill*")
 		if err != nil {
 			p.close()
-			return nil, err
+			return nil, fmt.Errorf("import: a temporary file: %w", err)
 		}
-		*s = sp
+		*s = &spill{f: f, w: bufio.NewWriterSize(f, 256<<10)}
 	}
 	for s, key := range map[*spill]string{p.cases: "cases", p.suites: "suites", p.planned: "planned"} {
 		s.key, s.red = key, p.red
 	}
 	p.mdRed = p.red.Writer(p.md)
-	if _, err := p.mdRed.Write(collect.SummaryMarkdownHead(im.Part, p.red)); err != nil {
+	_, err := p.mdRed.Write(collect.SummaryMarkdownHead(im.Part, p.red))
+	if err == nil {
+		err = p.readAll()
+	}
+	if err != nil {
 		p.close()
 		return nil, err
 	}
@@ -232,21 +228,14 @@ func (p *pass) readAll() error {
 // keep says whether the suite of ordinal n is imported: those of the
 // plan's arm, when the files hold arms.
 func (p *pass) keep(n int) bool {
-	if p.plan == nil || len(p.plan.arms) == 0 {
-		return true
-	}
-	return p.plan.arms[n].arm == p.plan.arm
+	return p.plan == nil || len(p.plan.arms) == 0 || p.plan.arms[n].arm == p.plan.arm
 }
 
 func (p *pass) suiteStart(s *Suite) error {
 	o := &openSuite{s: s, ordinal: p.ordinal, keep: p.keep(p.ordinal)}
 	p.ordinal++
-	var parent *openSuite
-	if len(p.open) > 0 {
-		parent = p.open[len(p.open)-1]
-	}
 	switch {
-	case parent != nil && parent.held != nil:
+	case len(p.open) > 0 && p.open[len(p.open)-1].held != nil: // nested in a held suite
 		o.held = &heldSuite{o: o}
 		p.held = append(p.held, o.held)
 	case p.plan != nil && p.plan.hold[o.ordinal]:
@@ -362,7 +351,7 @@ func (p *pass) emit(s *Suite, c *Case) error {
 	}
 	p.metrics.attach(cr.Name, log)
 	p.res.Cases++
-	switch { // at most one holds (collect.CaseSkipped, CaseFlaky)
+	switch { // at most one holds (collect.CaseResult.Skipped, collect.CaseFlaky)
 	case cr.Failed():
 		p.res.Failed++
 	case cr.Skipped():
@@ -370,10 +359,7 @@ func (p *pass) emit(s *Suite, c *Case) error {
 	case cr.Flaky():
 		p.res.Flaky++
 	}
-	if err := p.cases.value(&caseOut{CaseResult: cr, Log: log}); err != nil {
-		return fmt.Errorf("encode case %s: %w", cr.Name, err)
-	}
-	if err := p.planned.value(cr.Name); err != nil {
+	if err := cmp.Or(p.cases.value(&caseOut{CaseResult: cr, Log: log}), p.planned.value(cr.Name)); err != nil {
 		return fmt.Errorf("encode case %s: %w", cr.Name, err)
 	}
 	// In batches: the redacting writer looks back from the end of each

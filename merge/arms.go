@@ -66,8 +66,7 @@ type ArmJudgement struct {
 	Behave int // the cases (by name) that meet every arm's expectation
 	// Off counts the cases that fail on an arm expected to fail but do not
 	// meet every expectation (pass on no fix arm, or are missing there):
-	// a failure the suite was expected to turn into a pass, which it did
-	// not.
+	// a failure the suite was expected to turn into a pass, and did not.
 	Off int
 }
 

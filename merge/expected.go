@@ -33,9 +33,10 @@ type ExpectedPart struct {
 const ReasonNotGiven = "not found: no directory given holds this part of the plan"
 
 // expect applies the plan to parts (in their order) before they are merged,
-// as docs/formats.md §7.2 ("The plan") says. listed[i] reports that out[i]'s planned cases are listed as not run even
-// when it did not finish at all: the plan, not a part.json left behind,
-// says what it should have run. parts is not changed.
+// as docs/formats.md §7.2 ("The plan") says. listed[i]: out[i]'s planned
+// cases are listed as not run even when it did not finish at all (the
+// plan, not a part.json left behind, says what it should have run). parts
+// is not changed.
 func expect(parts []collect.Part, exp *Expected) (out []collect.Part, listed []bool, problems []collect.Problem, err error) {
 	inPlan := make(map[string]bool, len(exp.Parts))
 	for _, e := range exp.Parts {

@@ -82,11 +82,8 @@ func (r *Report) WithKnownIssues(issues []KnownIssue) *Report {
 	for i, c := range r.Cases {
 		c.Known = nil
 		for j, ch := range c.Checks {
-			for k := range issues {
-				if issues[k].Matches(c.Name, ch.Name) {
-					c.Known = append(c.Known, KnownCheck{Check: j, Issue: k})
-					break
-				}
+			if k := slices.IndexFunc(issues, func(k KnownIssue) bool { return k.Matches(c.Name, ch.Name) }); k >= 0 {
+				c.Known = append(c.Known, KnownCheck{Check: j, Issue: k})
 			}
 		}
 		out.Cases[i] = c

@@ -1,6 +1,7 @@
 package merge
 
 import (
+	"cmp"
 	"context"
 	"fmt"
 	"strings"
@@ -41,11 +42,8 @@ func Build(in *collect.Input, opts Options) (*Report, error) {
 // field of the wrong type or another format version is an error naming the
 // file and the field.
 func DecodeMerged(ctx context.Context, path string, data []byte) (*Report, error) {
-	if ctx == nil {
-		ctx = context.Background()
-	}
 	var rep Report
-	if err := collect.DecodeFileContext(ctx, path, data, &rep); err != nil {
+	if err := collect.DecodeFileContext(cmp.Or(ctx, context.Background()), path, data, &rep); err != nil {
 		return nil, err
 	}
 	if rep.Format != FormatVersion {

@@ -154,12 +154,10 @@ func (m *merger) addPart(i int, listed bool) error {
 func (m *merger) add(i int, c Case) error {
 	if !IsSetupCase(c.Name) {
 		p := &m.parts[i]
-		// The same case in two arms is what an arm comparison is
-		// made of (docs/formats.md §7.2), and the parts of one arm are
-		// its selections (a focused test, a targeted and a broad suite),
-		// which may share a test: one test with a result from each.
-		// Without arms it is a mix-up, but for the same test in two
-		// legs of a matrix, which are two tests (Case.ID).
+		// The same case in two arms is an arm comparison, and the parts
+		// of one arm are its selections, which may share a test
+		// (docs/formats.md §7.2). Without arms it is a mix-up, but for
+		// the same test in two legs of a matrix: two tests (Case.ID).
 		if j, dup := m.owner[c.ID()]; dup && j != i && !m.opts.AllowMixed && p.ArmOf() == "" && m.parts[j].ArmOf() == "" {
 			return &MixError{What: fmt.Sprintf("case %q", c.Label()), A: describe(&m.parts[j]), B: describe(p)}
 		}
@@ -173,17 +171,8 @@ func (m *merger) add(i int, c Case) error {
 
 // partStatusOf is how the report lists part p.
 func partStatusOf(p *collect.Part) PartStatus {
-	ps := PartStatus{
-		Name:     p.Name,
-		Display:  p.Display,
-		Status:   string(p.Status),
-		Reason:   p.Reason,
-		ErrorTxt: p.ErrorTxt,
-		Planned:  len(p.Planned),
-		Ran:      len(p.Cases),
-		Arm:      p.ArmOf(),
-		Leg:      p.LegOf(),
-	}
+	ps := PartStatus{Name: p.Name, Display: p.Display, Status: string(p.Status), Reason: p.Reason, ErrorTxt: p.ErrorTxt,
+		Planned: len(p.Planned), Ran: len(p.Cases), Arm: p.ArmOf(), Leg: p.LegOf()}
 	if p.Setup != nil {
 		ps.Setup = p.Setup.Properties
 	}
@@ -360,7 +349,7 @@ func (c *Case) Failed() bool {
 }
 
 // Skipped reports whether the case ran and was skipped: it has a reason
-// and did not fail (the rule of collect.CaseSkipped, with Failed's account
+// and did not fail (the rule of collect.CaseResult.Skipped, with Failed's account
 // of known issues). A skipped case is neither failed nor not run, and does
 // not fail the verdict.
 func (c *Case) Skipped() bool {
@@ -448,36 +437,34 @@ func (r *Report) Counts() Counts {
 	counted := r.counted()
 	for i := range r.Cases {
 		c := &r.Cases[i]
-		switch {
-		case counted != nil && !counted[i]:
-			// Another selection's result stands for this test.
-		case c.Evidence:
-			n.Ran++
-			n.Evidence++
-		case c.NotRun:
+		if counted != nil && !counted[i] {
+			continue // another selection's result stands for this test
+		}
+		if c.NotRun { // never evidence (WithArmExpectations)
 			n.NotRun++
 			n.Total++
+			continue
+		}
+		n.Ran++
+		switch {
+		case c.Evidence:
+			n.Evidence++
 		case c.Failed():
-			n.Ran++
 			n.Failed++
 			n.Total++
 		case c.Skipped():
-			n.Ran++
 			n.Skipped++
 			if !IsSetupCase(c.Name) {
 				n.Total++
 			}
-		default:
-			n.Ran++
-			if !IsSetupCase(c.Name) {
-				n.Total++
-				n.Passed++
-				if c.KnownFailed() {
-					n.Known++
-				}
-				if c.Flaky() {
-					n.Flaky++
-				}
+		case !IsSetupCase(c.Name):
+			n.Total++
+			n.Passed++
+			if c.KnownFailed() {
+				n.Known++
+			}
+			if c.Flaky() {
+				n.Flaky++
 			}
 		}
 	}
@@ -549,14 +536,15 @@ func (r *Report) computeVerdict() string {
 	}
 	var clauses []string
 	for _, p := range r.Parts {
+		name := text.Cut(p.Display, 100) // a part.json may name a part with any text
 		switch {
 		case p.Status == StatusMissing:
-			clauses = append(clauses, "; the "+verdictName(p.Display)+" part "+p.Missed())
+			clauses = append(clauses, "; the "+name+" part "+p.Missed())
 		case p.Status == StatusPartial && notRunOf[p.Display] == 0:
 			// Nothing of the part counts as not run (it ran its whole plan
 			// but did not finish writing its results, or had no plan): without
 			// this the verdict would be FAIL with no reason in it.
-			clauses = append(clauses, "; the "+verdictName(p.Display)+" cases finished partly")
+			clauses = append(clauses, "; the "+name+" cases finished partly")
 		}
 	}
 	arms := r.armClauses()
@@ -586,9 +574,3 @@ func (r *Report) computeVerdict() string {
 // headline of every document and a commit status, so a run of thousands of
 // unfinished parts must not make it thousands of clauses long.
 const maxVerdictParts = 5
-
-// verdictName is a part's display name as a verdict shows it: cut, as a
-// part.json may name a part with any text.
-func verdictName(display string) string {
-	return text.Cut(display, 100)
-}

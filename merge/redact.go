@@ -20,18 +20,12 @@ func (rep *Report) Redacted(red *collect.Redactor) (*Report, error) {
 	shallow := *rep
 	shallow.Cases = nil
 	var buf bytes.Buffer
-	enc := json.NewEncoder(&buf)
-	enc.SetEscapeHTML(false)
-	// The setup's server cases (one a case of the report) are looked at one
-	// by one first, each encoded into the same small buffer, and the rest
-	// without them: encoding them all at once grew a buffer of megabytes
-	// (a tenth of render's CPU at 3,000 cases, most of it touching fresh
-	// memory) to find, most often, nothing to replace.
-	// Each is encoded as merged.json writes it (marshaler).
+	marshal := marshaler(&buf) // as merged.json writes it
+	// The setup's cases are looked at first, one by one, each encoded into
+	// the one buffer: encoded at once they grew megabytes (a tenth of
+	// render's CPU at 3,000 cases) to find, most often, nothing to replace.
 	setupChanged := false
 	if rep.Setup != nil && len(rep.Setup.Cases) > 0 {
-		var lineBuf bytes.Buffer
-		marshal := marshaler(&lineBuf)
 		for i := range rep.Setup.Cases {
 			line, err := marshal(&rep.Setup.Cases[i])
 			if err != nil {
@@ -48,10 +42,10 @@ func (rep *Report) Redacted(red *collect.Redactor) (*Report, error) {
 			shallow.Setup = &s
 		}
 	}
-	if err := enc.Encode(&shallow); err != nil {
-		return nil, fmt.Errorf("redact the report: encode: %w", err)
+	data, err := marshal(&shallow)
+	if err != nil {
+		return nil, fmt.Errorf("redact the report: %w", err)
 	}
-	data := buf.Bytes()
 	out := red.JSON(data)
 	var cases []Case // nil while no case has changed
 	names := map[string]string{}
@@ -95,10 +89,9 @@ func (rep *Report) Redacted(red *collect.Redactor) (*Report, error) {
 // of them.
 func (c Case) redacted(red *collect.Redactor, names map[string]string) (Case, bool, error) {
 	// str redacts *s in place and reports whether it changed.
-	str := func(s *string) bool {
+	str := func(s *string) (changed bool) {
 		r := red.String(*s)
-		changed := r != *s
-		*s = r
+		changed, *s = r != *s, r
 		return changed
 	}
 	strs := func(list *[]string) bool {

@@ -1,6 +1,7 @@
 package merge
 
 import (
+	"cmp"
 	"errors"
 	"fmt"
 	"math"
@@ -84,8 +85,7 @@ func (t *Threshold) holds(c *Case, m *collect.Metric) bool {
 // threshold holds adds a check to its case, failed beyond the bound, and the
 // verdict recomputed (docs/render.md §12.5); what cannot be judged adds none.
 // rep is not changed; without thresholds it is returned as it is. The
-// thresholds are a render-time input, never in merged.json, validated by the
-// caller.
+// thresholds, validated by the caller, are a render-time input, never in merged.json.
 func (r *Report) WithThresholds(ts []Threshold, baseline string) *Report {
 	if len(ts) == 0 {
 		return r
@@ -114,10 +114,7 @@ func (r *Report) WithThresholds(ts []Threshold, baseline string) *Report {
 		c.Checks = append(slices.Clip(c.Checks), added...)
 		if collect.CaseFailed(c.OK, c.Checks) {
 			c.OK = false
-			if c.Class == "" {
-				// Nothing observed says whose fault a bound is.
-				c.Class = collect.ClassUnclassified
-			}
+			c.Class = cmp.Or(c.Class, collect.ClassUnclassified) // nothing observed says whose fault a bound is
 		}
 	}
 	if !changed {
@@ -149,10 +146,10 @@ func (t *Threshold) checks(c *Case, metrics []collect.Metric, baseline string) [
 		where := qualifierWords(m)
 		value := fmt.Sprintf("%s %s%s%s", m.Name, number(*m.Value), spaced(m.Unit), where)
 		if t.Max != nil {
-			out = append(out, bound(name("max"), *m.Value, *t.Max, m.Unit, collect.MustUnder, value, "max"))
+			out = append(out, bound(name("max"), *m.Value, *t.Max, m.Unit, collect.MustUnder, value))
 		}
 		if t.Min != nil {
-			out = append(out, bound(name("min"), *m.Value, *t.Min, m.Unit, collect.MustOver, value, "min"))
+			out = append(out, bound(name("min"), *m.Value, *t.Min, m.Unit, collect.MustOver, value))
 		}
 		if t.MaxDeltaPct == nil && t.MinDeltaPct == nil || m.Arm == "" || m.Arm == baseline {
 			continue
@@ -163,10 +160,10 @@ func (t *Threshold) checks(c *Case, metrics []collect.Metric, baseline string) [
 		}
 		what := fmt.Sprintf("%s %s%% against %s%s", m.Name, signed(d), baseline, where)
 		if t.MaxDeltaPct != nil {
-			out = append(out, bound(name("delta_max"), d, *t.MaxDeltaPct, "%", collect.MustUnder, what, "max"))
+			out = append(out, bound(name("delta_max"), d, *t.MaxDeltaPct, "%", collect.MustUnder, what))
 		}
 		if t.MinDeltaPct != nil {
-			out = append(out, bound(name("delta_min"), d, *t.MinDeltaPct, "%", collect.MustOver, what, "min"))
+			out = append(out, bound(name("delta_min"), d, *t.MinDeltaPct, "%", collect.MustOver, what))
 		}
 	}
 	return out
@@ -175,11 +172,10 @@ func (t *Threshold) checks(c *Case, metrics []collect.Metric, baseline string) [
 // bound is one check of a value against a bar: must under (a max, which
 // the value may reach) or over (a min). Its detail states both,
 // `ttft 1380 ms at arm local, concurrency 8: above the max 1000 ms`.
-func bound(name string, value, bar float64, unit, must, what, word string) collect.Check {
-	ok := value <= bar
-	side := "above"
+func bound(name string, value, bar float64, unit, must, what string) collect.Check {
+	ok, side, word := value <= bar, "above", "max"
 	if must == collect.MustOver {
-		ok, side = value >= bar, "below"
+		ok, side, word = value >= bar, "below", "min"
 	}
 	barText := number(bar) + spaced(unit)
 	if unit == "%" {
