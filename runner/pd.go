@@ -123,7 +123,9 @@ func nixlLogs(servers []*Server) []collect.Check {
 	for _, s := range servers {
 		scan := checks.PDLogScan{Name: s.Plan.Name}
 		f, err := safefile.Open(s.LogPath())
-		if err == nil {
+		if err != nil {
+			errs = append(errs, err.Error()) // "read <path>: ..." already
+		} else {
 			if _, err = f.Seek(s.LogStart(), io.SeekStart); err == nil {
 				sc := bufio.NewScanner(f)
 				sc.Buffer(nil, 1<<20)
@@ -138,9 +140,9 @@ func nixlLogs(servers []*Server) []collect.Check {
 				err = sc.Err()
 			}
 			f.Close()
-		}
-		if err != nil {
-			errs = append(errs, fmt.Sprintf("read %s: %v", s.LogPath(), err))
+			if err != nil {
+				errs = append(errs, fmt.Sprintf("read %s: %v", s.LogPath(), err))
+			}
 		}
 		scans = append(scans, scan)
 	}

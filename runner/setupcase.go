@@ -2,6 +2,7 @@ package runner
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"io"
 	"os/exec"
@@ -84,6 +85,9 @@ func (c *Case) install(ctx context.Context, engineName string) (problem, note st
 		logPath := filepath.Join(c.R.OutDir, logName)
 		f, err := safefile.Create(logPath)
 		if err != nil {
+			if we, ok := errors.AsType[*safefile.WriteError](err); ok {
+				err = we.Err // its text names the path as "write <path>"
+			}
 			return fmt.Sprintf("create %s: %v", logPath, err), ""
 		}
 		defer f.Close()
